@@ -1,0 +1,9 @@
+"""tslab: design, check and time CUTLASS Task Scheduling kernels in Jupyter."""
+
+from .core.check import check
+from .core.design import Design
+from .core.verdict import Verdict
+from .errors import DesignError, Issue, TslabError, TslabWarning
+
+__version__ = "0.1.0"
+__all__ = ["Design", "DesignError", "Issue", "TslabError", "TslabWarning", "Verdict", "__version__", "check"]

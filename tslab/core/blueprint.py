@@ -1,0 +1,224 @@
+"""Fresh TS objects for one check, and the lowering of a design's overrides onto them.
+
+A kernel module's ``build(**params)`` returns a new :class:`Blueprint` on every call (TS allocators are
+one-shot and resources carry layout offsets, so nothing is shared between checks). :func:`lower` applies a
+design's pipeline, schedule and alias-group overrides with TS's own constructors, so TS validates them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from cutlass.experimental.task_scheduling.memory import SmemAllocator, TmemAllocator
+from cutlass.experimental.task_scheduling.resources import MemoryResource
+from cutlass.experimental.task_scheduling.schedule_builder import ScheduleResult
+from cutlass.experimental.task_scheduling.task import Task
+
+from ..errors import DesignError, did_you_mean
+from . import pipeline_fields
+from .steps import steps_to_legacy
+
+#: TS's default capacities (TaskManager._DEFAULT_*): SMEM bytes per block on sm_90/sm_100, TMEM columns.
+DEFAULT_SMEM_CAPACITY = 232448
+DEFAULT_TMEM_CAPACITY = 512
+
+
+@dataclass
+class Blueprint:
+    """Everything TS needs to verify a kernel: tasks, the resource graph and what the allocators hold.
+
+    ``alias_groups`` name allocations (``[[["a_buf", "b_buf"], ["epi_buf"]]]``: one group, two phases).
+    """
+
+    tasks: list[Task]
+    graph: dict[Any, list[Any]]
+    smem_resources: list[Any] = field(default_factory=list)
+    tmem_resources: list[Any] = field(default_factory=list)
+    alias_groups: list[list[list[str]]] = field(default_factory=list)
+    tmem_alias_groups: list[list[list[str]]] = field(default_factory=list)
+    pipeline_groups: list[Any] = field(default_factory=list)
+    smem_capacity_bytes: int | None = None
+    tmem_capacity_columns: int | None = None
+
+    def resources(self) -> dict[str, Any]:
+        """Every resource by name, in task order, then graph order."""
+        found: dict[str, Any] = {}
+        for task in self.tasks:
+            for res in (*task.src_resources, *task.dst_resources):
+                found.setdefault(res.name, res)
+        for down, ups in self.graph.items():
+            for res in (down, *ups):
+                found.setdefault(res.name, res)
+        for res in (*self.smem_resources, *self.tmem_resources):
+            if isinstance(res, MemoryResource):
+                found.setdefault(res.name, res)
+        return found
+
+    def task(self, name: str) -> Task:
+        for task in self.tasks:
+            if task.name == name:
+                return task
+        raise DesignError("input", f"task '{name}'", "no task of that name in this design",
+                          did_you_mean(name, [t.name for t in self.tasks]))
+
+    def smem_allocations(self) -> list[Any]:
+        return [a for r in self.smem_resources for a in r.get_smem_requirements()]
+
+    def tmem_allocations(self) -> list[Any]:
+        return [a for r in self.tmem_resources for a in r.get_tmem_requirements()]
+
+
+@dataclass
+class Lowered:
+    """A blueprint with overrides applied and the layout computed by fresh TS allocators."""
+
+    blueprint: Blueprint
+    smem_allocator: SmemAllocator | None
+    tmem_allocator: TmemAllocator | None
+    smem_alias_names: list[list[list[str]]]
+    tmem_alias_names: list[list[list[str]]]
+
+    @property
+    def tasks(self) -> list[Task]:
+        return self.blueprint.tasks
+
+
+def apply_pipeline(bp: Blueprint, resource: str, fields: dict[str, Any]) -> None:
+    """Replace a resource's PipelineConfig with TS's ``dataclasses.replace`` (which re-validates)."""
+    res = bp.resources().get(resource)
+    if res is None:
+        raise DesignError("input", f"resource '{resource}'", "no resource of that name in this design",
+                          did_you_mean(resource, list(bp.resources())))
+    cfg = getattr(res, "pipeline_config", None)
+    if cfg is None:
+        raise DesignError("input", f"resource '{resource}'", "has no pipeline to configure",
+                          "edit a pipelined resource: " + ", ".join(pipelined_names(bp)))
+    where = f"resource '{resource}'"
+    values = {}
+    for name, value in fields.items():
+        values[name] = pipeline_fields.from_plain(name, value, where=f"{where} field '{name}'")
+    stages = values.get("num_stages", cfg.num_stages)
+    if not isinstance(stages, int) or isinstance(stages, bool) or stages <= 0:
+        raise DesignError("invalid-config", f"{where} field 'num_stages'", f"num_stages={stages!r} must be a positive int",
+                          "use at least 1 stage (2 or more to overlap producer and consumer)")
+    try:
+        res.pipeline_config = dataclasses.replace(cfg, **values)
+    except (ValueError, TypeError, AssertionError) as exc:
+        first = next(iter(values)) if len(values) == 1 else ", ".join(values)
+        raise DesignError("invalid-config", f"{where} field '{first}'", _one_line(exc),
+                          _pipeline_hint(values, cfg)) from None
+
+
+def _pipeline_hint(values: dict[str, Any], cfg: Any) -> str:
+    if "interleave_stride" in values:
+        return f"pick an interleave_stride that divides num_stages={values.get('num_stages', cfg.num_stages)}"
+    return "use a value TS accepts for this pipeline type (see the message)"
+
+
+def pipelined_names(bp: Blueprint) -> list[str]:
+    return [n for n, r in bp.resources().items() if getattr(r, "pipeline_config", None) is not None]
+
+
+def apply_schedule(bp: Blueprint, task_name: str, steps: tuple) -> None:
+    """Replace one task by a new TS Task built from plain steps (same warps, resources and loop bounds)."""
+    old = bp.task(task_name)
+    legacy = steps_to_legacy(steps, bp.resources(), task=task_name)
+    result = ScheduleResult(
+        schedule_list=legacy,
+        loop_start=old.domain_start, loop_end=old.domain, loop_step=old.step, unroll=old.unroll,
+        skip_if=old.skip_if, has_work_tile_loop=old.is_persistent,
+    )
+    try:
+        new = Task(name=old.name, src_resources=old.src_resources, dst_resources=old.dst_resources,
+                   warp_idx=old.warp_idx, num_warps=old.num_warps, num_registers=old.num_registers,
+                   run_only_on_cta_id=old.run_only_on_cta_id, schedule=result)
+    except (ValueError, TypeError, KeyError, AssertionError) as exc:
+        raise DesignError("schedule", f"task '{task_name}'", _one_line(exc),
+                          "check each step's resource, stage and section") from None
+    bp.tasks[bp.tasks.index(old)] = new
+
+
+def _resolve_groups(groups: list[list[list[str]]], allocations: list[Any], space: str) -> list[list[list[Any]]]:
+    by_name = {a.name: a for a in allocations}
+    resolved = []
+    for g, group in enumerate(groups):
+        where = f"{space} alias group {g}"
+        if not isinstance(group, (list, tuple)) or len(group) < 2:
+            raise DesignError("input", where, f"{group!r} has fewer than 2 phases",
+                              "an alias group is a list of at least two phases, each a list of allocation names")
+        phases = []
+        for p, phase in enumerate(group):
+            if not isinstance(phase, (list, tuple)) or not phase:
+                raise DesignError("input", f"{where} phase {p}", f"{phase!r} is not a non-empty list of names",
+                                  "write a phase as a list of allocation names, e.g. ['a_buf']")
+            missing = [n for n in phase if n not in by_name]
+            if missing:
+                raise DesignError("input", f"{where} phase {p}", f"allocation {missing[0]!r} is not in this design",
+                                  did_you_mean(str(missing[0]), list(by_name)))
+            phases.append([by_name[n] for n in phase])
+        resolved.append(phases)
+    seen: set[str] = set()
+    for g, group in enumerate(groups):
+        for phase in group:
+            for name in phase:
+                if name in seen:
+                    raise DesignError("input", f"{space} alias group {g}", f"allocation {name!r} appears twice",
+                                      "put each allocation in at most one phase of one alias group")
+                seen.add(name)
+    return resolved
+
+
+def _check_alignments(allocations: list[Any]) -> None:
+    for a in allocations:
+        size = getattr(a, "size_bytes", getattr(a, "num_columns", 0))
+        if not isinstance(size, int) or size < 0:
+            raise DesignError("input", f"allocation '{a.name}'", f"size={size!r} is negative",
+                              "give every allocation a size of 0 or more")
+        align = getattr(a, "alignment", 1)
+        if not isinstance(align, int) or align <= 0 or align & (align - 1):
+            raise DesignError("input", f"allocation '{a.name}'", f"alignment={align!r} is not a power of two",
+                              "use an alignment of 16, 128, 1024, ... bytes")
+
+
+def allocate(bp: Blueprint, smem_groups: list, tmem_groups: list) -> tuple[SmemAllocator | None, TmemAllocator | None]:
+    """Fresh allocators with every resource registered, alias groups added and the layout computed."""
+    smem = tmem = None
+    if bp.smem_resources or bp.pipeline_groups:
+        smem = SmemAllocator()
+        _check_alignments(bp.smem_allocations())
+        for res in bp.smem_resources:
+            smem.add_resource(res)
+        for group in bp.pipeline_groups:
+            smem.add_pipeline_group(group)
+        for phases in _resolve_groups(smem_groups, bp.smem_allocations(), "smem"):
+            smem.add_alias_group(phases)
+        smem.compute_layout()
+    if bp.tmem_resources:
+        tmem = TmemAllocator()
+        _check_alignments(bp.tmem_allocations())
+        for res in bp.tmem_resources:
+            tmem.add_resource(res)
+        for phases in _resolve_groups(tmem_groups, bp.tmem_allocations(), "tmem"):
+            tmem.add_alias_group(phases)
+        tmem.compute_layout()
+    return smem, tmem
+
+
+def lower(bp: Blueprint, *, pipelines: dict[str, dict[str, Any]], schedules: dict[str, tuple],
+          alias_groups: list | None, tmem_alias_groups: list | None = None) -> Lowered:
+    """Apply overrides to a fresh blueprint and lay out its memory."""
+    for resource, fields in pipelines.items():
+        apply_pipeline(bp, resource, fields)
+    for task, steps in schedules.items():
+        apply_schedule(bp, task, steps)
+    smem_names = bp.alias_groups if alias_groups is None else alias_groups
+    tmem_names = bp.tmem_alias_groups if tmem_alias_groups is None else tmem_alias_groups
+    smem, tmem = allocate(bp, smem_names, tmem_names)
+    return Lowered(bp, smem, tmem, [list(map(list, g)) for g in smem_names], [list(map(list, g)) for g in tmem_names])
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return " ".join(text.split())

@@ -1,0 +1,158 @@
+"""``check(design)``: lower a design to fresh TS objects and run TS's own verification on the CPU.
+
+``TaskManager`` runs its structural checks with ``skip_validation=True`` so that every failing check is
+reported (as a warning we collect) instead of only the first; the exhaustive checker then runs through
+:mod:`tslab.core.checker` with a state bound. Nothing here needs a kernel trace or a GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import time
+import warnings
+from typing import Any
+
+import pandas as pd
+from cutlass.experimental.task_scheduling.task_manager import TaskManager
+
+from ..errors import DesignError, Issue
+from .blueprint import DEFAULT_SMEM_CAPACITY, DEFAULT_TMEM_CAPACITY, Lowered
+from .checker import CheckerResult, run_checker
+from .tables import LAYOUT_COLUMNS, SCHEDULE_COLUMNS, alias_savings, layout_table, schedule_table
+from .verdict import Verdict
+
+_CHECK_KINDS = {
+    "_verify_smem_capacity": "capacity",
+    "_verify_tmem_capacity": "capacity",
+    "_verify_pdl_wait_ordering": "pdl-order",
+    "_verify_pipeline_thread_counts": "invalid-config",
+    "_verify_interleaved_pipelines": "invalid-config",
+    "_verify_pipeline_group_consistency": "invalid-config",
+    "_verify_cta_layout_consistency": "invalid-config",
+    "_verify_consumer_wait_signaling": "invalid-config",
+    "_verify_leader_routed_producer_completions": "invalid-config",
+    "_verify_register_budget": "invalid-config",
+    "_verify_warp_group_registers": "invalid-config",
+}
+_HINTS = {
+    "capacity": "reduce pipeline stages or tile sizes, or alias buffers whose lifetimes do not overlap",
+    "invalid-config": "change the named PipelineConfig field to match the task that uses it",
+    "schedule": "fix the named task's schedule: each wait/acquire needs its release/commit in the same section",
+    "deadlock": "give the ring more stages, or release each stage before waiting for the next",
+    "race": "move the aliased allocations into phases that are never live together, or drop the alias group",
+    "pdl-order": "issue launch_griddep only after a PdlWaitBarrier.wait_griddep",
+}
+_WARNING = re.compile(r"TS validation \((?P<check>\w+)\): (?P<msg>.*)", re.S)
+
+
+def _where(message: str, names: list[tuple[str, str]], fallback: str) -> str:
+    for kind, name in names:
+        if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", message):
+            return f"{kind} '{name}'"
+    return fallback
+
+
+def _issue_from_warning(text: str, names: list[tuple[str, str]]) -> Issue:
+    match = _WARNING.match(text)
+    check, msg = (match["check"], match["msg"].strip()) if match else ("TaskManager", text.strip())
+    kind = _CHECK_KINDS.get(check, "schedule")
+    if check == "_print_task_schedules" and "blocked" in msg:
+        kind = "deadlock"
+    where = "smem" if check == "_verify_smem_capacity" else "tmem" if check == "_verify_tmem_capacity" else \
+        _where(msg, names, check.strip("_").replace("_", " "))
+    return Issue(kind, where, msg, _HINTS[kind])  # type: ignore[arg-type]
+
+
+def _checker_issues(result: CheckerResult) -> list[Issue]:
+    issues = []
+    for d in result.deadlocks:
+        blocked = "; ".join(f"{b['task']} blocked on {b['resource']}.{b['stage']}"
+                            + (f" waiting for {b['waits_for']}" if b["waits_for"] else "") for b in d["blocked"])
+        where = ", ".join(f"task '{b['task']}'" for b in d["blocked"])
+        issues.append(Issue("deadlock", where, f"deadlock at cursors {tuple(d['cursors'])}: {blocked}",
+                            _HINTS["deadlock"]))
+    for r in result.races:
+        issues.append(Issue("race", f"resource '{r['writer_resource']}'",
+                            f"{r['writer_task']} writes {r['writer_resource']} while {r['victim_task']} "
+                            f"{r['victim_access']} {r['victim_resource']} ({r['overlap']})", _HINTS["race"]))
+    for p in result.pdl_order:
+        issues.append(Issue("pdl-order", f"task '{p['launch_task']}'",
+                            f"{p['launch_task']} issues {p['launch_resource']}.launch_griddep before any wait_griddep",
+                            _HINTS["pdl-order"]))
+    if result.context and issues:
+        issues = [Issue(i.kind, i.where, f"{i.message} [{result.context}]", i.hint) for i in issues]
+    return issues
+
+
+def _empty_verdict(design: Any, issue: Issue, started: float) -> Verdict:
+    return Verdict(design=design, errors=[issue], layout=pd.DataFrame(columns=LAYOUT_COLUMNS),
+                   schedule=pd.DataFrame(columns=SCHEDULE_COLUMNS), checker=CheckerResult(verdict="not-run"),
+                   smem_capacity=DEFAULT_SMEM_CAPACITY, tmem_capacity=DEFAULT_TMEM_CAPACITY,
+                   seconds=time.perf_counter() - started)
+
+
+def check(design: Any, *, max_states: int = 1_000_000, smem_capacity: int | None = None) -> Verdict:
+    """Verify ``design`` with TS (structure, capacity, exhaustive interleavings) and return a Verdict.
+
+    Never raises for a bad design: every problem is an ``Issue`` in ``Verdict.errors``.
+    """
+    started = time.perf_counter()
+    if not isinstance(max_states, int) or isinstance(max_states, bool) or max_states <= 0:
+        raise DesignError("input", "check", f"max_states={max_states!r} is not a positive int",
+                          "pass max_states=1_000_000 or another positive bound")
+    try:
+        lowered = design.lower()
+    except DesignError as exc:
+        return _empty_verdict(design, exc.issue, started)
+    except (AssertionError, ValueError, TypeError, KeyError, ZeroDivisionError, RuntimeError) as exc:
+        return _empty_verdict(design, Issue("input", "design", " ".join(str(exc).split()) or type(exc).__name__,
+                                            "check the design's parameters and overrides"), started)
+    return verify(design, lowered, max_states=max_states, smem_capacity=smem_capacity, started=started)
+
+
+def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int | None = None,
+           started: float | None = None) -> Verdict:
+    """Run TS's verification on already-lowered objects."""
+    started = time.perf_counter() if started is None else started
+    bp = lowered.blueprint
+    capacity = smem_capacity or bp.smem_capacity_bytes or DEFAULT_SMEM_CAPACITY
+    tmem_capacity = bp.tmem_capacity_columns or DEFAULT_TMEM_CAPACITY
+    names = [("task", t.name) for t in bp.tasks] + [("resource", n) for n in bp.resources()]
+    out = io.StringIO()
+    errors: list[Issue] = []
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
+        warnings.simplefilter("always")
+        try:
+            TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, smem_allocator=lowered.smem_allocator,
+                        tmem_allocator=lowered.tmem_allocator, smem_capacity_bytes=capacity,
+                        tmem_capacity_columns=tmem_capacity, skip_validation=True, verbose=True,
+                        exhaustive_deadlock_race_check=False)
+        except Exception as exc:  # TS raised outside its own checks: report it, keep the kernel alive
+            errors.append(Issue("schedule", "TaskManager", " ".join(str(exc).split()) or type(exc).__name__,
+                                _HINTS["schedule"]))
+        try:
+            result = run_checker(bp.tasks, max_states=max_states)
+        except Exception as exc:
+            result = CheckerResult(verdict="not-run", max_states=max_states)
+            errors.append(Issue("schedule", "exhaustive checker", " ".join(str(exc).split()) or type(exc).__name__,
+                                "fix the structural errors above first"))
+    other = []
+    for w in caught:
+        text = str(w.message)
+        if text.startswith("TS validation"):
+            errors.append(_issue_from_warning(text, names))
+        else:
+            other.append(text)
+    checker_issues = _checker_issues(result)
+    if any(i.kind == "deadlock" for i in checker_issues):  # the exhaustive record supersedes TS's simulation
+        errors = [e for e in errors if e.kind != "deadlock"]
+    errors.extend(checker_issues)
+    smem, tmem = lowered.smem_allocator, lowered.tmem_allocator
+    return Verdict(
+        design=design, errors=errors, layout=layout_table(smem, tmem), schedule=schedule_table(bp.tasks),
+        checker=result, report=out.getvalue(), smem_total=smem.total if smem else 0, smem_capacity=capacity,
+        tmem_total=tmem.total if tmem else 0, tmem_capacity=tmem_capacity,
+        barrier_bytes=smem.barrier_smem_bytes if smem else 0, alias_savings=alias_savings(smem),
+        seconds=time.perf_counter() - started, warnings=other)

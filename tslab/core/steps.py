@@ -1,0 +1,98 @@
+"""The plain schedule-step form tslab edits, and its mapping to and from TS's legacy schedule tuples.
+
+A step is ``(resource, stage, section, label)`` with names as strings, for example
+``("smem", "ConsumerWait", "Loop", None)``; a step with a loop guard other than ``Always`` carries it
+as a fifth element: ``("out", "ProducerWork", "Loop", "write", "LastIter")``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from cutlass.experimental.task_scheduling.enums import LoopGuard, ScheduleStage, ScheduleStageType
+
+from ..errors import DesignError, did_you_mean
+
+Step = tuple  # (resource, stage, section, label) or (resource, stage, section, label, guard)
+
+STAGES: tuple[str, ...] = tuple(s.name for s in ScheduleStage)
+SECTIONS: tuple[str, ...] = ("Head", "Loop", "Tail")
+GUARDS: tuple[str, ...] = tuple(g.name for g in LoopGuard)
+WORK_STAGES: frozenset[str] = frozenset(
+    {"ConsumerWork", "ProducerWork", "ConsumerAuxWork", "ProducerAuxWork"}
+)
+PRODUCER_STAGES: tuple[str, ...] = ("ProducerTryAcquire", "ProducerAcquire", "ProducerWork",
+                                    "ProducerAuxWork", "ProducerCommit")
+CONSUMER_STAGES: tuple[str, ...] = ("ConsumerTryWait", "ConsumerWait", "ConsumerWork",
+                                    "ConsumerAuxWork", "ConsumerRelease")
+
+
+def make_step(resource: str, stage: str, section: str = "Loop", label: str | None = None,
+              guard: str = "Always") -> Step:
+    """A step in canonical form: four elements, five only when the guard is not ``Always``."""
+    base = (resource, stage, section, label)
+    return base if guard == "Always" else (*base, guard)
+
+
+def normalize_step(step: Any, *, where: str) -> Step:
+    """Validate one user-supplied step and return its canonical tuple."""
+    if not isinstance(step, (tuple, list)) or not 2 <= len(step) <= 5:
+        raise DesignError("input", where, f"step {step!r} is not a (resource, stage, section, label) tuple",
+                          "write each step as ('smem', 'ConsumerWait', 'Loop', None)")
+    resource, stage, *rest = step
+    section = rest[0] if len(rest) > 0 else "Loop"
+    label = rest[1] if len(rest) > 1 else None
+    guard = rest[2] if len(rest) > 2 else "Always"
+    if not isinstance(resource, str):
+        raise DesignError("input", where, f"resource={resource!r} is not a resource name",
+                          "name the resource by its string name, e.g. 'smem'")
+    if stage not in STAGES:
+        raise DesignError("input", where, f"stage={stage!r} is not a TS ScheduleStage",
+                          did_you_mean(str(stage), STAGES))
+    if section not in SECTIONS:
+        raise DesignError("input", where, f"section={section!r} is not a schedule section",
+                          did_you_mean(str(section), SECTIONS))
+    if guard not in GUARDS:
+        raise DesignError("input", where, f"guard={guard!r} is not a TS LoopGuard", did_you_mean(str(guard), GUARDS))
+    if label is not None and not isinstance(label, str):
+        raise DesignError("input", where, f"label={label!r} is not a string",
+                          "give the work method's name, e.g. 'load', or None")
+    return make_step(resource, stage, section, label, guard)
+
+
+def normalize_steps(task: str, steps: Iterable[Any]) -> tuple[Step, ...]:
+    """Validate a whole schedule: sections in Head -> Loop -> Tail order."""
+    out = tuple(normalize_step(s, where=f"task '{task}' step {i}") for i, s in enumerate(steps))
+    order = [SECTIONS.index(s[2]) for s in out]
+    for i in range(1, len(order)):
+        if order[i] < order[i - 1]:
+            raise DesignError("schedule", f"task '{task}' step {i}",
+                              f"a {out[i][2]} step follows a {out[i - 1][2]} step",
+                              "keep the sections in Head -> Loop -> Tail order")
+    return out
+
+
+def steps_from_task(task: Any) -> list[Step]:
+    """Read a TS Task's expanded head/loop/tail lists back into plain steps."""
+    out: list[Step] = []
+    for section, entries in (("Head", task.head_schedule_list), ("Loop", task.loop_schedule_list),
+                             ("Tail", task.tail_schedule_list)):
+        for entry in entries:  # head/tail: (res, stage, call, label); loop: (res, stage, call, guard, label)
+            res, stage, label = entry[0], entry[1], entry[-1]
+            guard = entry[3].name if len(entry) == 5 and entry[3] is not None else "Always"
+            out.append(make_step(res.name, stage.name, section, label, guard))
+    return out
+
+
+def steps_to_legacy(steps: Sequence[Step], resources: dict[str, Any], *, task: str) -> list[tuple]:
+    """Map plain steps to TS legacy schedule tuples ``(res, stage, section, guard, label)``."""
+    legacy = []
+    for i, step in enumerate(steps):
+        name, stage, section, label = step[:4]
+        guard = step[4] if len(step) > 4 else "Always"
+        if name not in resources:
+            raise DesignError("input", f"task '{task}' step {i}", f"resource={name!r} is not in this design",
+                              did_you_mean(name, sorted(resources)))
+        legacy.append((resources[name], ScheduleStage[stage], ScheduleStageType[section], LoopGuard[guard], label))
+    return legacy

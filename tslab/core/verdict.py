@@ -1,0 +1,108 @@
+"""``Verdict``: everything TS computed about a design, as data, with text and HTML views."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..errors import Issue
+from .checker import CheckerResult
+
+
+@dataclass
+class Verdict:
+    """The result of :func:`tslab.check`: errors, memory layout, schedule table, checker result, TS's report."""
+
+    design: Any
+    errors: list[Issue]
+    layout: pd.DataFrame
+    schedule: pd.DataFrame
+    checker: CheckerResult
+    report: str = ""
+    smem_total: int = 0
+    smem_capacity: int = 0
+    tmem_total: int = 0
+    tmem_capacity: int = 0
+    barrier_bytes: int = 0
+    alias_savings: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    trace: Any = None
+
+    @property
+    def ok(self) -> bool:
+        """True only when TS found no error and the checker proved every interleaving safe."""
+        return not self.errors and self.checker.is_safe
+
+    @property
+    def status(self) -> str:
+        """One word for a badge: SAFE, DEADLOCK, RACE, PDL-ORDER, CAPACITY, INVALID or NOT PROVEN."""
+        if self.ok:
+            return "SAFE"
+        kinds = [e.kind for e in self.errors]
+        for kind, word in (("deadlock", "DEADLOCK"), ("race", "RACE"), ("pdl-order", "PDL-ORDER")):
+            if kind in kinds:
+                return word
+        if kinds:
+            return "CAPACITY" if set(kinds) == {"capacity"} else "INVALID"
+        return "NOT PROVEN"
+
+    @property
+    def smem_used(self) -> int:
+        """Data plus barrier bytes: what the capacity check compares with ``smem_capacity``."""
+        return self.smem_total + self.barrier_bytes
+
+    def summary(self) -> dict[str, Any]:
+        """The headline figures as a plain dict (what the CLI's ``--json`` prints)."""
+        c = self.checker
+        return {"design": self.design.to_dict() if self.design is not None else None, "ok": self.ok,
+                "status": self.status, "errors": [e.to_dict() for e in self.errors],
+                "smem_used": self.smem_used, "smem_total": self.smem_total, "barrier_bytes": self.barrier_bytes,
+                "smem_capacity": self.smem_capacity, "tmem_total": self.tmem_total,
+                "tmem_capacity": self.tmem_capacity, "alias_savings": self.alias_savings,
+                "checker": {"verdict": c.verdict, "states_explored": c.states_explored,
+                            "complete_count": c.complete_count, "hit_state_limit": c.hit_state_limit,
+                            "max_states": c.max_states, "runs": c.runs, "context": c.context,
+                            "deadlocks": c.deadlocks, "races": c.races, "pdl_order": c.pdl_order},
+                "seconds": round(self.seconds, 4)}
+
+    def text(self) -> str:
+        """A readable multi-line summary."""
+        name = self.design.kernel if self.design is not None else "design"
+        c = self.checker
+        lines = [f"{name}: {self.status}"]
+        if self.smem_capacity:
+            lines.append(f"  SMEM {self.smem_used} / {self.smem_capacity} B "
+                         f"({self.smem_total} data + {self.barrier_bytes} barriers), alias savings {self.alias_savings} B")
+        if self.tmem_total:
+            lines.append(f"  TMEM {self.tmem_total} / {self.tmem_capacity} columns")
+        if c.verdict != "not-run":
+            limit = f" (state limit {c.max_states} hit)" if c.hit_state_limit else ""
+            lines.append(f"  checker: {c.verdict}, {c.states_explored} states, {c.runs} run(s){limit}")
+        if c.verdict == "not-proven":
+            lines.append("  not proven: the state limit stopped the search before it finished; "
+                         "raise max_states or shorten the loop domain")
+        for issue in self.errors:
+            lines.extend("  " + line for line in str(issue).splitlines())
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_html_(self) -> str:
+        colour = {"SAFE": "#1a7f37", "NOT PROVEN": "#9a6700"}.get(self.status, "#cf222e")
+        rows = "".join(f"<li><b>{html.escape(e.kind)}</b> at {html.escape(e.where)}: {html.escape(e.message)}"
+                       + (f"<br><i>hint: {html.escape(e.hint)}</i>" if e.hint else "") + "</li>" for e in self.errors)
+        name = html.escape(self.design.kernel if self.design is not None else "design")
+        c = self.checker
+        return (f'<div class="tslab-verdict"><span style="background:{colour};color:white;padding:2px 8px;'
+                f'border-radius:4px;font-weight:bold">{self.status}</span> <code>{name}</code>'
+                f"<br>SMEM {self.smem_used:,} / {self.smem_capacity:,} B; alias savings {self.alias_savings:,} B;"
+                f" checker: {html.escape(c.verdict)}, {c.states_explored:,} states"
+                + (f"<ul>{rows}</ul>" if rows else "") + "</div>")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self._repr_html_()}

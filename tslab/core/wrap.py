@@ -1,0 +1,106 @@
+"""Wrapping a user's own TS tasks and resources as a blueprint source (for ``Design.from_tasks``).
+
+Every lowering gets a deep copy of the user's objects, so edits and layouts never touch the originals.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from cutlass.experimental.task_scheduling.memory import SmemAllocation, TmemAllocation, _LayoutAllocator
+from cutlass.experimental.task_scheduling.resources import _CONSUMER_WORK_FNS_ATTR, _PRODUCER_WORK_FNS_ATTR
+from cutlass.experimental.task_scheduling.task import _collect_named_work_fns
+
+from ..errors import DesignError
+from .blueprint import Blueprint
+
+
+class AllocationHolder:
+    """Stands in for a resource in an allocator: contributes fixed allocations and no barriers."""
+
+    def __init__(self, name: str, smem: list[Any] = (), tmem: list[Any] = ()) -> None:
+        self.name = name
+        self._smem, self._tmem = list(smem), list(tmem)
+        self.pipeline_config = None
+
+    def get_smem_requirements(self) -> list[Any]:
+        return self._smem
+
+    def get_tmem_requirements(self) -> list[Any]:
+        return self._tmem
+
+
+class BarrierOnly:
+    """A pipelined resource as seen by ``SmemAllocator.add_resource`` for its barriers alone."""
+
+    def __init__(self, resource: Any) -> None:
+        self.name = resource.name
+        self.pipeline_config = resource.pipeline_config
+        self.pipeline_group = getattr(resource, "pipeline_group", None)
+
+    def get_smem_requirements(self) -> list[Any]:
+        return []
+
+
+def _split_items(items: Any, space: str) -> tuple[list[Any], list[list[list[str]]]]:
+    """Allocator contents as blueprint resources plus alias groups by name."""
+    if items is None:
+        return [], []
+    if isinstance(items, _LayoutAllocator):
+        groups = [[[a.name for a in phase] for phase in g] for g in items._alias_groups]
+        grouped = [a for g in items._alias_groups for phase in g for a in phase]
+        allocs = list(items._allocations) + [a for a in grouped if a not in items._allocations]
+        out: list[Any] = [AllocationHolder(f"{space}-allocations", **{space: allocs})]
+        out += [BarrierOnly(r) for r in getattr(items, "_barrier_resources", [])]
+        return out, groups
+    out = []
+    loose = []
+    for item in items:
+        if isinstance(item, (SmemAllocation, TmemAllocation)):
+            loose.append(item)
+        elif hasattr(item, f"get_{space}_requirements"):
+            out.append(item)
+        else:
+            raise DesignError("input", f"{space}_allocations", f"{item!r} is neither a resource nor an allocation",
+                              f"pass TS resources, {space.capitalize()}Allocation objects or a {space} allocator")
+    if loose:
+        out.append(AllocationHolder(f"{space}-allocations", **{space: loose}))
+    return out, []
+
+
+def blueprint_source(tasks: list[Any], graph: dict[Any, list[Any]], *, smem_allocations: Any,
+                     tmem_allocations: Any, alias_groups: Any, smem_capacity_bytes: int | None,
+                     tmem_capacity_columns: int | None) -> Callable[[], Blueprint]:
+    """A function returning a fresh deep copy of the user's objects as a Blueprint."""
+    if not isinstance(tasks, (list, tuple)) or not tasks:
+        raise DesignError("input", "from_tasks", "tasks is empty", "pass the list of TS Task objects")
+    if not isinstance(graph, dict):
+        raise DesignError("input", "from_tasks", "resource_dependency_graph is not a dict",
+                          "pass {downstream_resource: [upstream_resources]}")
+    smem, smem_groups = _split_items(smem_allocations, "smem")
+    tmem, tmem_groups = _split_items(tmem_allocations, "tmem")
+    if alias_groups is not None:
+        smem_groups = [[[a if isinstance(a, str) else a.name for a in phase] for phase in g] for g in alias_groups]
+    bundle = (list(tasks), dict(graph), smem, tmem)
+
+    def source() -> Blueprint:
+        t, g, s, m = copy.deepcopy(bundle)
+        return Blueprint(tasks=t, graph=g, smem_resources=s, tmem_resources=m, alias_groups=smem_groups,
+                         tmem_alias_groups=tmem_groups, smem_capacity_bytes=smem_capacity_bytes,
+                         tmem_capacity_columns=tmem_capacity_columns)
+
+    source()  # fail now, not at the first check, if the objects cannot be copied
+    return source
+
+
+def work_labels(resource: Any) -> tuple[list[str], list[str]]:
+    """Labels of a resource's ``@producer_work`` and ``@consumer_work`` methods."""
+    cls = type(resource)
+    try:
+        producer = list(_collect_named_work_fns(cls, _PRODUCER_WORK_FNS_ATTR))
+        consumer = list(_collect_named_work_fns(cls, _CONSUMER_WORK_FNS_ATTR))
+    except Exception:  # a class TS cannot introspect offers no labels
+        return [], []
+    return producer, consumer

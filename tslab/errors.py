@@ -1,0 +1,71 @@
+"""One exception family for tslab, and the structured ``Issue`` every error is reported as.
+
+Message shape: "<owner> '<name>': <what is wrong>; <the fix>."
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+IssueKind = Literal["invalid-config", "capacity", "deadlock", "race", "pdl-order", "schedule", "input"]
+ISSUE_KINDS: tuple[str, ...] = ("invalid-config", "capacity", "deadlock", "race", "pdl-order", "schedule", "input")
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One problem found in a design: what kind, where, what, and how to fix it."""
+
+    kind: IssueKind
+    where: str
+    message: str
+    hint: str = ""
+
+    def __str__(self) -> str:
+        text = f"[{self.kind}] {self.where}: {self.message}"
+        return f"{text}\n  hint: {self.hint}" if self.hint else text
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+class TslabError(Exception):
+    """Base class of every error tslab raises on purpose."""
+
+
+class TslabWarning(UserWarning):
+    """Warnings tslab emits (treated as errors in tslab's own tests)."""
+
+
+class DesignError(TslabError, ValueError):
+    """A design that cannot be built at all; carries the same fields as an ``Issue``."""
+
+    def __init__(self, kind: IssueKind, where: str, message: str, hint: str = "") -> None:
+        self.issue = Issue(kind=kind, where=where, message=message, hint=hint)
+        super().__init__(str(self.issue))
+
+    @property
+    def kind(self) -> str:
+        return self.issue.kind
+
+    @property
+    def where(self) -> str:
+        return self.issue.where
+
+    @property
+    def message(self) -> str:
+        return self.issue.message
+
+    @property
+    def hint(self) -> str:
+        return self.issue.hint
+
+
+def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
+    """A 'did you mean' suffix for an unknown name, listing what is allowed."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    allowed = ", ".join(repr(c) for c in choices) or "(none)"
+    guess = f"did you mean {close[0]!r}? " if close else ""
+    return f"{guess}valid names are: {allowed}"

@@ -1,0 +1,51 @@
+"""The catalog of kernel designs: one module per kernel family, each with ``design(**params)``.
+
+Each module defines ``NAME``, ``SUMMARY`` (one line), ``PARAMS`` (defaults) and ``build(**params)``, which
+returns fresh TS objects (:class:`tslab.core.blueprint.Blueprint`) on every call.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from ..errors import DesignError, did_you_mean
+
+NAMES: tuple[str, ...] = ("grid_stride_copy", "tma_copy", "gemm_sm90", "demo_deadlock", "demo_race", "demo_overflow")
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """One catalog entry: name, one-line summary and default parameters."""
+
+    name: str
+    summary: str
+    params: dict[str, Any]
+
+    def __str__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{self.name:<18} {self.summary}  ({params})"
+
+
+def kernel_module(name: str) -> ModuleType:
+    """The module of catalog kernel ``name``."""
+    if name not in NAMES:
+        raise DesignError("input", f"kernel '{name}'", "is not in the catalog", did_you_mean(str(name), NAMES))
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def catalog() -> list[KernelInfo]:
+    """Every catalog design with its summary and parameters."""
+    return [KernelInfo(n, (m := kernel_module(n)).SUMMARY, dict(m.PARAMS)) for n in NAMES]
+
+
+def design(name: str, **params: Any):
+    """The design of catalog kernel ``name`` with ``params``."""
+    from ..core.design import Design
+
+    return Design(name, params)
+
+
+__all__ = ["NAMES", "KernelInfo", "catalog", "design", "kernel_module"]
