@@ -1,0 +1,348 @@
+"""Open an existing TS kernel in tslab: capture its design from a compile trace on the CPU.
+
+``capture(host_fn, *args)`` runs ``cute.compile(host_fn, *args, options="--gpu-arch <arch>")`` in a forked
+worker process with its output captured. While the trace runs, ``TaskManager.__init__`` is wrapped (in the
+worker only, and restored afterwards) to copy what each TaskManager is given: tasks, dependency graph,
+allocators and capacities. The copies come back without their DSL values (see :mod:`tslab._snapshot`) and
+become a :class:`~tslab.core.design.Design` that :func:`tslab.check` verifies with TS's own TaskManager
+and checker. A crash of the trace (an MLIR abort) ends the worker, never the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import os
+import re
+import signal
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import _snapshot
+from ._ts_report import SECTIONS, sections
+from ._worker import ChildOutcome, error_record, run_in_child
+from .core.check import check
+from .core.design import Design
+from .core.verdict import Verdict
+from .errors import TslabError
+
+BLACKWELL_PIPELINES = ("TmaUmma", "UmmaAsync", "AsyncUmma", "UmmaUmma", "ClcFetchAsync")
+_BLACKWELL_TEXT = re.compile(r"tcgen05|sm_?10\d|blackwell|\bumma\b|\btmem\b|cluster launch control", re.I)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_LIBRARY_DIRS = (str(Path(__file__).resolve().parent), os.sep + "cutlass" + os.sep,
+                 os.sep + "nvidia_cutlass_dsl" + os.sep, "<frozen ", os.sep + "importlib" + os.sep)
+
+
+@dataclass
+class CapturedManager:
+    """One TaskManager built during the trace: its design and what TS printed while building it."""
+
+    design: Design
+    report: str
+    options: dict[str, Any]
+    traced_values: list[str]
+    ts_error: str | None = None
+
+    def agreement(self, verdict: Verdict | None = None) -> dict[str, bool]:
+        """Per section TS printed during the trace (schedule, smem, checker): does a re-check print the same?
+
+        Empty when the kernel's TaskManager printed nothing (``verbose=False``).
+        """
+        verdict = verdict if verdict is not None else check(self.design)
+        ours, traced = sections(verdict.report), sections(self.report)
+        return {name: ours[name] == traced[name] for name in SECTIONS if traced[name]}
+
+
+@dataclass
+class CaptureResult:
+    """Everything a capture found: a design per TaskManager, in construction order, and the trace's output."""
+
+    managers: list[CapturedManager]
+    report: str
+    arch: str
+    stderr: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def designs(self) -> list[Design]:
+        return [m.design for m in self.managers]
+
+    @property
+    def design(self) -> Design:
+        """The design of the first TaskManager built during the trace."""
+        return self.managers[0].design
+
+    def __repr__(self) -> str:
+        names = ", ".join(d.kernel for d in self.designs)
+        return f"CaptureResult(arch={self.arch!r}, designs=[{names}])"
+
+
+def capture(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeout: float = 600.0,
+            name: str | None = None, **kwargs: Any) -> Design:
+    """The design of the first TaskManager that tracing ``host_fn(*args, **kwargs)`` for ``arch`` builds.
+
+    ``args`` are what ``cute.compile`` takes: fake tensors and streams from :mod:`tslab.fake` work without
+    a GPU. Raises :class:`~tslab.errors.TslabError` when the trace fails or builds no TaskManager.
+    """
+    return capture_all(host_fn, *args, arch=arch, timeout=timeout, name=name, **kwargs).design
+
+
+def capture_all(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeout: float = 600.0,
+                name: str | None = None, **kwargs: Any) -> CaptureResult:
+    """Every TaskManager built while tracing ``host_fn(*args, **kwargs)`` for ``arch``, as designs."""
+    if not callable(host_fn):
+        raise TslabError(f"capture: host_fn={host_fn!r} is not callable; pass the @cute.jit host function")
+    _check_arch(arch)
+    label = name or getattr(host_fn, "__qualname__", None) or getattr(host_fn, "__name__", "kernel")
+    with tempfile.TemporaryDirectory(prefix="tslab-trace-") as spill:
+        outcome = run_in_child(lambda: _trace(host_fn, args, kwargs, arch, spill), timeout=timeout)
+        spilled = _read_spill(spill)
+    return _result(outcome, spilled, label, arch)
+
+
+def capture_file(path: str | os.PathLike[str], function: str, *args: Any, arch: str = "sm_90a",
+                 timeout: float = 600.0, **kwargs: Any) -> Design:
+    """Import the kernel file at ``path`` and capture the design of its host function ``function``."""
+    return capture_file_all(path, function, *args, arch=arch, timeout=timeout, **kwargs).design
+
+
+def capture_file_all(path: str | os.PathLike[str], function: str, *args: Any, arch: str = "sm_90a",
+                     timeout: float = 600.0, **kwargs: Any) -> CaptureResult:
+    """Like :func:`capture_file`, returning every TaskManager's design (:class:`CaptureResult`)."""
+    module = import_kernel_file(path)
+    host_fn = getattr(module, function, None)
+    if host_fn is None:
+        found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
+                       and getattr(v, "__module__", None) == module.__name__)
+        from .errors import did_you_mean
+
+        hint = did_you_mean(function, found)
+        raise TslabError(f"kernel file '{path}': has no function '{function}'; {hint}")
+    return capture_all(host_fn, *args, arch=arch, timeout=timeout, name=function, **kwargs)
+
+
+def import_kernel_file(path: str | os.PathLike[str]) -> Any:
+    """Import a kernel file by path (once per file content), with ``torch`` stood in for when absent."""
+    file = Path(path).expanduser().resolve()
+    if not file.is_file():
+        raise TslabError(f"kernel file '{path}': does not exist; pass the path of a .py file")
+    digest = hashlib.sha1(file.read_bytes()).hexdigest()[:10]
+    stem = re.sub(r"\W", "_", file.stem)
+    mod_name = f"tslab_kernel_{stem}_{digest}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    from .fake import torch_stand_in
+
+    spec = importlib.util.spec_from_file_location(mod_name, file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    try:
+        with torch_stand_in():
+            spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[mod_name]
+        where = _user_frame(error_record(exc)["frames"], str(file))
+        raise TslabError(f"kernel file '{path}': importing it failed{where}: "
+                         f"{type(exc).__name__}: {exc}") from None
+    return module
+
+
+# -- the worker side --------------------------------------------------------------------------------
+
+def _trace(host_fn: Callable[..., Any], args: tuple, kwargs: dict, arch: str, spill: str) -> dict[str, Any]:
+    """In the worker: compile with TaskManager construction recorded; returns what was recorded."""
+    from cutlass import cute
+    from cutlass.experimental.task_scheduling.task_manager import TaskManager
+
+    original = TaskManager.__init__
+    signature = inspect.signature(original)
+    count = [0]
+
+    def recording_init(self: Any, *a: Any, **kw: Any) -> None:
+        bound = signature.bind(self, *a, **kw)
+        bound.apply_defaults()
+        p = bound.arguments
+        sys.stdout.flush()
+        entry: dict[str, Any] = {"start": os.lseek(1, 0, os.SEEK_CUR), "options": _options(p)}
+        bundle = {"tasks": list(p["tasks"]), "graph": dict(p["resource_dependency_graph"] or {}),
+                  "smem_allocator": p["smem_allocator"], "tmem_allocator": p["tmem_allocator"],
+                  "smem_capacity_bytes": p["smem_capacity_bytes"],
+                  "tmem_capacity_columns": p["tmem_capacity_columns"]}
+        try:
+            entry["bundle"], entry["traced_values"] = _snapshot.dump(bundle)
+        except Exception as exc:
+            entry["dump_error"] = str(exc) or type(exc).__name__
+        entry["pipelines"] = _pipeline_types(bundle["tasks"])
+        entry["has_tmem"] = bundle["tmem_allocator"] is not None
+        _spill(spill, count[0], entry)
+        try:
+            original(self, *a, **kw)
+        except Exception as exc:
+            entry["ts_error"] = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            sys.stdout.flush()
+            entry["end"] = os.lseek(1, 0, os.SEEK_CUR)
+            _spill(spill, count[0], entry)
+            count[0] += 1
+
+    TaskManager.__init__ = recording_init
+    try:
+        cute.compile(host_fn, *args, options=f"--gpu-arch {arch}", **kwargs)
+        error = None
+    except BaseException as exc:
+        error = error_record(exc)
+    finally:
+        TaskManager.__init__ = original
+    return {"error": error}
+
+
+def _options(p: dict[str, Any]) -> dict[str, Any]:
+    keep = ("verbose", "skip_validation", "exhaustive_deadlock_race_check", "assume_pdl_wait_completed")
+    out = {k: p[k] for k in keep if k in p}
+    out["dma_consumer_release_labels"] = bool(p.get("dma_consumer_release_labels"))
+    return out
+
+
+def _pipeline_types(tasks: list[Any]) -> list[str]:
+    names = []
+    for task in tasks:
+        for res in (*task.src_resources, *task.dst_resources):
+            cfg = getattr(res, "pipeline_config", None)
+            kind = getattr(getattr(cfg, "pipeline_type", None), "name", None)
+            if kind and kind not in names:
+                names.append(kind)
+    return names
+
+
+def _spill(directory: str, index: int, entry: dict[str, Any]) -> None:
+    import pickle
+
+    path = os.path.join(directory, f"{index:04d}.pkl")
+    with open(path + ".tmp", "wb") as f:
+        pickle.dump(entry, f)
+    os.replace(path + ".tmp", path)
+
+
+def _read_spill(directory: str) -> list[dict[str, Any]]:
+    import pickle
+
+    entries = []
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".pkl"):
+            with open(os.path.join(directory, name), "rb") as f:
+                entries.append(pickle.load(f))
+    return entries
+
+
+# -- the caller side --------------------------------------------------------------------------------
+
+def _check_arch(arch: str) -> None:
+    if not isinstance(arch, str) or not re.fullmatch(r"sm_\d{2,3}[a-z]?", arch):
+        raise TslabError(f"capture: arch={arch!r} is not a GPU architecture name; use 'sm_90a' (Hopper) or "
+                         "'sm_100a' (Blackwell)")
+
+
+def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str) -> CaptureResult:
+    out_bytes = outcome.stdout.encode()
+    error = outcome.error or (outcome.value or {}).get("error")
+    ts_failed = any("ts_error" in e for e in entries)
+    if outcome.crashed:
+        raise _crash_error(outcome, entries, label, arch)
+    if error is not None and not ts_failed:
+        raise _trace_error(error, entries, label, arch, outcome.stderr)
+    if not entries:
+        raise TslabError(f"capture of '{label}': no TaskManager was built during the trace; capture opens TS "
+                         "kernels: the host function must launch a kernel that constructs a TaskManager")
+    managers = []
+    for i, entry in enumerate(entries):
+        if "dump_error" in entry:
+            raise TslabError(f"capture of '{label}': TaskManager {i}: {entry['dump_error']}")
+        bundle = _snapshot.load(entry["bundle"])
+        report = out_bytes[entry["start"]:entry.get("end", len(out_bytes))].decode(errors="replace")
+        design_name = label if len(entries) == 1 else f"{label}[{i}]"
+        design = Design.from_tasks(bundle["tasks"], bundle["graph"],
+                                   smem_allocations=bundle["smem_allocator"],
+                                   tmem_allocations=bundle["tmem_allocator"],
+                                   smem_capacity_bytes=bundle["smem_capacity_bytes"],
+                                   tmem_capacity_columns=bundle["tmem_capacity_columns"], name=design_name)
+        managers.append(CapturedManager(design, report, entry["options"], entry.get("traced_values", []),
+                                        entry.get("ts_error")))
+    return CaptureResult(managers, outcome.stdout, arch, stderr=outcome.stderr)
+
+
+def _blackwell_reason(entries: list[dict[str, Any]], text: str, arch: str) -> str | None:
+    if not arch.startswith("sm_9"):
+        return None
+    kinds = [k for e in entries for k in e.get("pipelines", ()) if k in BLACKWELL_PIPELINES]
+    if kinds:
+        return f"it uses the Blackwell-only pipeline type {kinds[0]}"
+    if any(e.get("has_tmem") for e in entries):
+        return "it allocates tensor memory (TMEM)"
+    match = _BLACKWELL_TEXT.search(text)
+    return f"the trace failed on a Blackwell-only feature ({match.group(0)!r})" if match else None
+
+
+def _arch_error(label: str, arch: str, reason: str, detail: str) -> TslabError:
+    return TslabError(f"capture of '{label}': the kernel is Blackwell-only and cannot be traced for {arch}: "
+                      f"{reason}; capture it with arch=\"sm_100a\" (checking needs no GPU). "
+                      f"Trace error: {detail}")
+
+
+def _trace_error(error: dict[str, Any], entries: list[dict[str, Any]], label: str, arch: str,
+                 stderr: str) -> TslabError:
+    detail = f"{error['type']}: {_first_lines(error['message'])}"
+    reason = _blackwell_reason(entries, error["message"] + stderr, arch)
+    if reason:
+        return _arch_error(label, arch, reason, detail)
+    where = _user_frame(error["frames"]) or _message_location(error["message"])
+    return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; fix the kernel "
+                      "there (or the arguments passed to capture)")
+
+
+def _crash_error(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str) -> TslabError:
+    if outcome.timed_out:
+        how = "did not finish within the timeout (pass a larger timeout=)"
+    elif outcome.signal is not None:
+        valid = outcome.signal in signal.valid_signals()
+        sig = signal.Signals(outcome.signal).name if valid else str(outcome.signal)
+        how = f"ended the worker process with {sig}" + (" (an MLIR/LLVM abort)" if sig == "SIGABRT" else "")
+    else:
+        how = f"ended the worker process with exit code {outcome.exit_code}"
+    tail = _last_lines(outcome.stderr or outcome.stdout)
+    reason = _blackwell_reason(entries, outcome.stderr, arch)
+    if reason:
+        return _arch_error(label, arch, reason, f"the compile {how}")
+    return TslabError(f"capture of '{label}': the compile {how}; your Python session is unaffected. "
+                      f"Last output: {tail or '(none)'}")
+
+
+def _user_frame(frames: list[tuple[str, int, str]], prefer: str | None = None) -> str:
+    for filename, line, func in reversed(frames):
+        if prefer and filename == prefer:
+            return f" at {filename}:{line} in {func}"
+    for filename, line, func in reversed(frames):
+        if not any(part in filename for part in _LIBRARY_DIRS):
+            return f" at {filename}:{line} in {func}"
+    return ""
+
+
+def _message_location(message: str) -> str:
+    match = re.search(r"([^\s\"'()]+\.py):(\d+)", message)
+    return f" at {match.group(1)}:{match.group(2)}" if match else ""
+
+
+def _first_lines(text: str, n: int = 4) -> str:
+    lines = [ln for ln in _ANSI.sub("", text).strip().splitlines() if ln.strip()]
+    return "\n".join(lines[:n]) + ("\n..." if len(lines) > n else "")
+
+
+def _last_lines(text: str, n: int = 5) -> str:
+    lines = [ln for ln in _ANSI.sub("", text).strip().splitlines() if ln.strip()]
+    return " | ".join(lines[-n:])
