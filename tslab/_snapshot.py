@@ -15,9 +15,6 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from cutlass.experimental.task_scheduling.resources import MemoryResource
-from cutlass.experimental.task_scheduling.task import Task
-
 from .errors import TslabError
 
 _PLAIN = (type(None), bool, int, float, str, bytes)
@@ -33,21 +30,6 @@ class Traced:
 
     def __repr__(self) -> str:
         return f"<traced {self.type_name}: {self.text}>"
-
-
-class CapturedTask(Task):
-    """A TS ``Task`` whose deep copies re-key the ``id(resource)`` keys TS keeps (slot routing, slot sets).
-
-    Only ``__deepcopy__`` differs from ``Task``; every check TS runs on it is TS's own.
-    """
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> CapturedTask:
-        new = object.__new__(type(self))
-        memo[id(self)] = new
-        state = copy.deepcopy(self.__dict__, memo)
-        ids = {old: id(obj) for old, obj in memo.items() if isinstance(obj, MemoryResource)}
-        new.__dict__.update(rekey(state, ids))
-        return new
 
 
 def rekey(value: Any, ids: dict[int, int]) -> Any:
@@ -147,7 +129,8 @@ def dump(bundle: dict[str, Any]) -> tuple[bytes, list[str]]:
 
 
 def load(data: bytes) -> dict[str, Any]:
-    """Rebuild a bundle written by :func:`dump`: tasks become :class:`CapturedTask` with re-keyed ids."""
+    """Rebuild a bundle written by :func:`dump`, with the tasks' ``id(resource)`` keys pointing at the new
+    resources."""
     try:
         bundle = pickle.loads(data)
     except (AttributeError, ImportError, pickle.UnpicklingError) as exc:
@@ -156,7 +139,6 @@ def load(data: bytes) -> dict[str, Any]:
                          "cell") from None
     ids = {old: id(res) for old, res in bundle.pop("resource_ids").items()}
     for task in bundle["tasks"]:
-        task.__class__ = CapturedTask
         task.__dict__.update(rekey(dict(task.__dict__), ids))
     return bundle
 
