@@ -120,3 +120,8 @@ def test_a_kernel_file_importing_torch_captures_without_torch(tmp_path):
     design = tslab.capture_file(path, "ring_copy", f16(2, 128), f16(2, 128), 2)
     assert tslab.check(design).ok
     assert "torch" not in sys.modules or not getattr(sys.modules["torch"], "tslab_stand_in", False)
+
+
+def test_nothing_is_lost_for_plain_kernels(ring):
+    assert ring.warnings == []
+    assert ring.managers[0].options["exhaustive_deadlock_race_check"] is True

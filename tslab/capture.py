@@ -66,7 +66,7 @@ class CaptureResult:
     report: str
     arch: str
     stderr: str = ""
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # TaskManager options a Design cannot carry
 
     @property
     def designs(self) -> list[Design]:
@@ -274,7 +274,21 @@ def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, ar
                                    tmem_capacity_columns=bundle["tmem_capacity_columns"], name=design_name)
         managers.append(CapturedManager(design, report, entry["options"], entry.get("traced_values", []),
                                         entry.get("ts_error")))
-    return CaptureResult(managers, outcome.stdout, arch, stderr=outcome.stderr)
+    return CaptureResult(managers, outcome.stdout, arch, stderr=outcome.stderr, warnings=_not_carried(managers))
+
+
+def _not_carried(managers: list[CapturedManager]) -> list[str]:
+    """TaskManager options a Design does not carry, so a re-check may differ from the trace's own."""
+    notes = []
+    for manager in managers:
+        options = manager.options
+        if options.get("dma_consumer_release_labels"):
+            notes.append(f"{manager.design.kernel}: dma_consumer_release_labels is not carried into the design; "
+                         "its re-check runs without them")
+        if options.get("assume_pdl_wait_completed"):
+            notes.append(f"{manager.design.kernel}: assume_pdl_wait_completed=True is not carried into the "
+                         "design; PDL-order findings of its re-check may not apply")
+    return notes
 
 
 def _blackwell_reason(entries: list[dict[str, Any]], text: str, arch: str) -> str | None:
