@@ -9,7 +9,7 @@ from fixtures import broken, ring_copy
 
 import tslab
 from tslab import fake
-from tslab.capture import capture_all
+from tslab.capture import CaptureError, capture_all
 
 ORIGINAL_INIT = TaskManager.__init__
 
@@ -65,6 +65,16 @@ def test_a_file_that_fails_to_import_names_its_line(tmp_path):
     bad.write_text("import cutlass\n\nTILE = 128 // 0\n")
     with pytest.raises(tslab.TslabError, match=r"importing it failed at .*bad_kernel\.py:3 .*ZeroDivision"):
         tslab.capture_file(bad, "host")
+
+
+def test_a_trace_failing_after_the_task_manager_keeps_what_was_built():
+    with pytest.raises(CaptureError, match="Blackwell-only") as info:
+        tslab.capture(broken.blackwell_only, f16(4, 256), f16(4, 256))
+    assert info.value.result is not None
+    assert info.value.result.design.tasks() == ["FillTask", "DrainTask", "IdleTask"]
+    with pytest.raises(CaptureError) as info:
+        tslab.capture(broken.no_task_manager, f16(64))
+    assert info.value.result is None
 
 
 def test_nothing_is_left_patched():

@@ -38,6 +38,14 @@ _LIBRARY_DIRS = (str(Path(__file__).resolve().parent), os.sep + "cutlass" + os.s
                  os.sep + "nvidia_cutlass_dsl" + os.sep, "<frozen ", os.sep + "importlib" + os.sep)
 
 
+class CaptureError(TslabError):
+    """A capture that failed; ``result`` holds the TaskManagers built before the failure, if any."""
+
+    def __init__(self, message: str, result: CaptureResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
 @dataclass
 class CapturedManager:
     """One TaskManager built during the trace: its design and what TS printed while building it."""
@@ -87,7 +95,8 @@ def capture(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeo
     """The design of the first TaskManager that tracing ``host_fn(*args, **kwargs)`` for ``arch`` builds.
 
     ``args`` are what ``cute.compile`` takes: fake tensors and streams from :mod:`tslab.fake` work without
-    a GPU. Raises :class:`~tslab.errors.TslabError` when the trace fails or builds no TaskManager.
+    a GPU. Raises :class:`CaptureError` when the trace fails or builds no TaskManager; when TS itself rejects
+    a TaskManager during the trace, the design is still returned so that ``tslab.check`` can show why.
     """
     return capture_all(host_fn, *args, arch=arch, timeout=timeout, name=name, **kwargs).design
 
@@ -180,6 +189,7 @@ def _trace(host_fn: Callable[..., Any], args: tuple, kwargs: dict, arch: str, sp
             entry["dump_error"] = str(exc) or type(exc).__name__
         entry["pipelines"] = _pipeline_types(bundle["tasks"])
         entry["has_tmem"] = bundle["tmem_allocator"] is not None
+        entry["options"]["pipeline_groups"] = len(getattr(bundle["smem_allocator"], "_barrier_groups", ()) or ())
         _spill(spill, count[0], entry)
         try:
             original(self, *a, **kw)
@@ -250,16 +260,24 @@ def _check_arch(arch: str) -> None:
 
 
 def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str) -> CaptureResult:
-    out_bytes = outcome.stdout.encode()
     error = outcome.error or (outcome.value or {}).get("error")
     ts_failed = any("ts_error" in e for e in entries)
-    if outcome.crashed:
-        raise _crash_error(outcome, entries, label, arch)
-    if error is not None and not ts_failed:
-        raise _trace_error(error, entries, label, arch, outcome.stderr)
+    if outcome.crashed or (error is not None and not ts_failed):
+        try:
+            partial = _build(outcome, entries, label, arch) if entries else None
+        except TslabError:
+            partial = None
+        failure = _crash_error(outcome, entries, label, arch) if outcome.crashed else \
+            _trace_error(error, entries, label, arch, outcome.stderr)
+        raise CaptureError(str(failure), partial)
     if not entries:
-        raise TslabError(f"capture of '{label}': no TaskManager was built during the trace; capture opens TS "
-                         "kernels: the host function must launch a kernel that constructs a TaskManager")
+        raise CaptureError(f"capture of '{label}': no TaskManager was built during the trace; capture opens "
+                           "TS kernels: the host function must launch a kernel that constructs a TaskManager")
+    return _build(outcome, entries, label, arch)
+
+
+def _build(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str) -> CaptureResult:
+    out_bytes = outcome.stdout.encode()
     managers = []
     for i, entry in enumerate(entries):
         if "dump_error" in entry:
@@ -288,6 +306,9 @@ def _not_carried(managers: list[CapturedManager]) -> list[str]:
         if options.get("assume_pdl_wait_completed"):
             notes.append(f"{manager.design.kernel}: assume_pdl_wait_completed=True is not carried into the "
                          "design; PDL-order findings of its re-check may not apply")
+        if options.get("pipeline_groups"):
+            notes.append(f"{manager.design.kernel}: the SMEM allocator's {options['pipeline_groups']} pipeline "
+                         "group(s) are not carried into the design; its barrier bytes omit theirs")
     return notes
 
 
@@ -321,6 +342,7 @@ def _trace_error(error: dict[str, Any], entries: list[dict[str, Any]], label: st
 
 
 def _crash_error(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str) -> TslabError:
+    """The error for a worker that died (a signal or an exit without a result) or ran out of time."""
     if outcome.timed_out:
         how = "did not finish within the timeout (pass a larger timeout=)"
     elif outcome.signal is not None:
