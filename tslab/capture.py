@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import inspect
 import os
 import re
-import signal
 import sys
 import tempfile
 from collections.abc import Callable
@@ -24,18 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from . import _snapshot
+from ._capture_errors import crash_error, trace_error, user_frame
+from ._recorder import read_spill, record_trace
 from ._ts_report import SECTIONS, sections
 from ._worker import ChildOutcome, error_record, run_in_child
 from .core.check import check
 from .core.design import Design
 from .core.verdict import Verdict
 from .errors import TslabError
-
-BLACKWELL_PIPELINES = ("TmaUmma", "UmmaAsync", "AsyncUmma", "UmmaUmma", "ClcFetchAsync")
-_BLACKWELL_TEXT = re.compile(r"tcgen05|sm_?10\d|blackwell|\bumma\b|\btmem\b|cluster launch control", re.I)
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_LIBRARY_DIRS = (str(Path(__file__).resolve().parent), os.sep + "cutlass" + os.sep,
-                 os.sep + "nvidia_cutlass_dsl" + os.sep, "<frozen ", os.sep + "importlib" + os.sep)
 
 
 class CaptureError(TslabError):
@@ -109,8 +103,8 @@ def capture_all(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", t
     _check_arch(arch)
     label = name or getattr(host_fn, "__qualname__", None) or getattr(host_fn, "__name__", "kernel")
     with tempfile.TemporaryDirectory(prefix="tslab-trace-") as spill:
-        outcome = run_in_child(lambda: _trace(host_fn, args, kwargs, arch, spill), timeout=timeout)
-        spilled = _read_spill(spill)
+        outcome = run_in_child(lambda: record_trace(host_fn, args, kwargs, arch, spill), timeout=timeout)
+        spilled = read_spill(spill)
     return _result(outcome, spilled, label, arch)
 
 
@@ -156,102 +150,11 @@ def import_kernel_file(path: str | os.PathLike[str]) -> Any:
             spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[mod_name]
-        where = _user_frame(error_record(exc)["frames"], str(file))
+        where = user_frame(error_record(exc)["frames"], str(file))
         raise TslabError(f"kernel file '{path}': importing it failed{where}: "
                          f"{type(exc).__name__}: {exc}") from None
     return module
 
-
-# -- the worker side --------------------------------------------------------------------------------
-
-def _trace(host_fn: Callable[..., Any], args: tuple, kwargs: dict, arch: str, spill: str) -> dict[str, Any]:
-    """In the worker: compile with TaskManager construction recorded; returns what was recorded."""
-    from cutlass import cute
-    from cutlass.experimental.task_scheduling.task_manager import TaskManager
-
-    original = TaskManager.__init__
-    signature = inspect.signature(original)
-    count = [0]
-
-    def recording_init(self: Any, *a: Any, **kw: Any) -> None:
-        bound = signature.bind(self, *a, **kw)
-        bound.apply_defaults()
-        p = bound.arguments
-        sys.stdout.flush()
-        entry: dict[str, Any] = {"start": os.lseek(1, 0, os.SEEK_CUR), "options": _options(p)}
-        bundle = {"tasks": list(p["tasks"]), "graph": dict(p["resource_dependency_graph"] or {}),
-                  "smem_allocator": p["smem_allocator"], "tmem_allocator": p["tmem_allocator"],
-                  "smem_capacity_bytes": p["smem_capacity_bytes"],
-                  "tmem_capacity_columns": p["tmem_capacity_columns"]}
-        try:
-            entry["bundle"], entry["traced_values"] = _snapshot.dump(bundle)
-        except Exception as exc:
-            entry["dump_error"] = str(exc) or type(exc).__name__
-        entry["pipelines"] = _pipeline_types(bundle["tasks"])
-        entry["has_tmem"] = bundle["tmem_allocator"] is not None
-        entry["options"]["pipeline_groups"] = len(getattr(bundle["smem_allocator"], "_barrier_groups", ()) or ())
-        _spill(spill, count[0], entry)
-        try:
-            original(self, *a, **kw)
-        except Exception as exc:
-            entry["ts_error"] = f"{type(exc).__name__}: {exc}"
-            raise
-        finally:
-            sys.stdout.flush()
-            entry["end"] = os.lseek(1, 0, os.SEEK_CUR)
-            _spill(spill, count[0], entry)
-            count[0] += 1
-
-    TaskManager.__init__ = recording_init
-    try:
-        cute.compile(host_fn, *args, options=f"--gpu-arch {arch}", **kwargs)
-        error = None
-    except BaseException as exc:
-        error = error_record(exc)
-    finally:
-        TaskManager.__init__ = original
-    return {"error": error}
-
-
-def _options(p: dict[str, Any]) -> dict[str, Any]:
-    keep = ("verbose", "skip_validation", "exhaustive_deadlock_race_check", "assume_pdl_wait_completed")
-    out = {k: p[k] for k in keep if k in p}
-    out["dma_consumer_release_labels"] = bool(p.get("dma_consumer_release_labels"))
-    return out
-
-
-def _pipeline_types(tasks: list[Any]) -> list[str]:
-    names = []
-    for task in tasks:
-        for res in (*task.src_resources, *task.dst_resources):
-            cfg = getattr(res, "pipeline_config", None)
-            kind = getattr(getattr(cfg, "pipeline_type", None), "name", None)
-            if kind and kind not in names:
-                names.append(kind)
-    return names
-
-
-def _spill(directory: str, index: int, entry: dict[str, Any]) -> None:
-    import pickle
-
-    path = os.path.join(directory, f"{index:04d}.pkl")
-    with open(path + ".tmp", "wb") as f:
-        pickle.dump(entry, f)
-    os.replace(path + ".tmp", path)
-
-
-def _read_spill(directory: str) -> list[dict[str, Any]]:
-    import pickle
-
-    entries = []
-    for name in sorted(os.listdir(directory)):
-        if name.endswith(".pkl"):
-            with open(os.path.join(directory, name), "rb") as f:
-                entries.append(pickle.load(f))
-    return entries
-
-
-# -- the caller side --------------------------------------------------------------------------------
 
 def _check_arch(arch: str) -> None:
     if not isinstance(arch, str) or not re.fullmatch(r"sm_\d{2,3}[a-z]?", arch):
@@ -267,8 +170,8 @@ def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, ar
             partial = _build(outcome, entries, label, arch) if entries else None
         except TslabError:
             partial = None
-        failure = _crash_error(outcome, entries, label, arch) if outcome.crashed else \
-            _trace_error(error, entries, label, arch, outcome.stderr)
+        failure = crash_error(outcome, entries, label, arch) if outcome.crashed else \
+            trace_error(error, entries, label, arch, outcome.stderr)
         raise CaptureError(str(failure), partial)
     if not entries:
         raise CaptureError(f"capture of '{label}': no TaskManager was built during the trace; capture opens "
@@ -312,73 +215,3 @@ def _not_carried(managers: list[CapturedManager]) -> list[str]:
     return notes
 
 
-def _blackwell_reason(entries: list[dict[str, Any]], text: str, arch: str) -> str | None:
-    if not arch.startswith("sm_9"):
-        return None
-    kinds = [k for e in entries for k in e.get("pipelines", ()) if k in BLACKWELL_PIPELINES]
-    if kinds:
-        return f"it uses the Blackwell-only pipeline type {kinds[0]}"
-    if any(e.get("has_tmem") for e in entries):
-        return "it allocates tensor memory (TMEM)"
-    match = _BLACKWELL_TEXT.search(text)
-    return f"the trace failed on a Blackwell-only feature ({match.group(0)!r})" if match else None
-
-
-def _arch_error(label: str, arch: str, reason: str, detail: str) -> TslabError:
-    return TslabError(f"capture of '{label}': the kernel is Blackwell-only and cannot be traced for {arch}: "
-                      f"{reason}; capture it with arch=\"sm_100a\" (checking needs no GPU). "
-                      f"Trace error: {detail}")
-
-
-def _trace_error(error: dict[str, Any], entries: list[dict[str, Any]], label: str, arch: str,
-                 stderr: str) -> TslabError:
-    detail = f"{error['type']}: {_first_lines(error['message'])}"
-    reason = _blackwell_reason(entries, error["message"] + stderr, arch)
-    if reason:
-        return _arch_error(label, arch, reason, detail)
-    where = _user_frame(error["frames"]) or _message_location(error["message"])
-    return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; fix the kernel "
-                      "there (or the arguments passed to capture)")
-
-
-def _crash_error(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str) -> TslabError:
-    """The error for a worker that died (a signal or an exit without a result) or ran out of time."""
-    if outcome.timed_out:
-        how = "did not finish within the timeout (pass a larger timeout=)"
-    elif outcome.signal is not None:
-        valid = outcome.signal in signal.valid_signals()
-        sig = signal.Signals(outcome.signal).name if valid else str(outcome.signal)
-        how = f"ended the worker process with {sig}" + (" (an MLIR/LLVM abort)" if sig == "SIGABRT" else "")
-    else:
-        how = f"ended the worker process with exit code {outcome.exit_code}"
-    tail = _last_lines(outcome.stderr or outcome.stdout)
-    reason = _blackwell_reason(entries, outcome.stderr, arch)
-    if reason:
-        return _arch_error(label, arch, reason, f"the compile {how}")
-    return TslabError(f"capture of '{label}': the compile {how}; your Python session is unaffected. "
-                      f"Last output: {tail or '(none)'}")
-
-
-def _user_frame(frames: list[tuple[str, int, str]], prefer: str | None = None) -> str:
-    for filename, line, func in reversed(frames):
-        if prefer and filename == prefer:
-            return f" at {filename}:{line} in {func}"
-    for filename, line, func in reversed(frames):
-        if not any(part in filename for part in _LIBRARY_DIRS):
-            return f" at {filename}:{line} in {func}"
-    return ""
-
-
-def _message_location(message: str) -> str:
-    match = re.search(r"([^\s\"'()]+\.py):(\d+)", message)
-    return f" at {match.group(1)}:{match.group(2)}" if match else ""
-
-
-def _first_lines(text: str, n: int = 4) -> str:
-    lines = [ln for ln in _ANSI.sub("", text).strip().splitlines() if ln.strip()]
-    return "\n".join(lines[:n]) + ("\n..." if len(lines) > n else "")
-
-
-def _last_lines(text: str, n: int = 5) -> str:
-    lines = [ln for ln in _ANSI.sub("", text).strip().splitlines() if ln.strip()]
-    return " | ".join(lines[-n:])
