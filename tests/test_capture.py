@@ -125,3 +125,10 @@ def test_a_kernel_file_importing_torch_captures_without_torch(tmp_path):
 def test_nothing_is_lost_for_plain_kernels(ring):
     assert ring.warnings == []
     assert ring.managers[0].options["exhaustive_deadlock_race_check"] is True
+
+
+def test_result_text_lists_each_task_manager(twice):
+    text = twice.text()
+    assert text.splitlines()[0] == "captured for sm_90a: 2 TaskManager(s)"
+    assert "copy_twice[1]: tasks FillTask, DrainTask, IdleTask" in text
+    assert twice._repr_mimebundle_()["text/plain"] == text

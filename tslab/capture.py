@@ -11,6 +11,7 @@ and checker. A crash of the trace (an MLIR abort) ends the worker, never the cal
 from __future__ import annotations
 
 import hashlib
+import html
 import importlib.util
 import os
 import re
@@ -82,6 +83,20 @@ class CaptureResult:
     def __repr__(self) -> str:
         names = ", ".join(d.kernel for d in self.designs)
         return f"CaptureResult(arch={self.arch!r}, designs=[{names}])"
+
+    def text(self) -> str:
+        """One line per captured TaskManager (its tasks, and whether TS rejected it), then any warnings."""
+        lines = [f"captured for {self.arch}: {len(self.managers)} TaskManager(s)"]
+        for m in self.managers:
+            rejected = f"; TS rejected it: {m.ts_error.splitlines()[0]}" if m.ts_error else ""
+            lines.append(f"  {m.design.kernel}: tasks {', '.join(m.design.tasks())}{rejected}")
+        lines += [f"  note: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        items = "".join(f"<li>{html.escape(line.strip())}</li>" for line in self.text().splitlines()[1:])
+        head = html.escape(self.text().splitlines()[0])
+        return {"text/plain": self.text(), "text/html": f"<div class='tslab-capture'>{head}<ul>{items}</ul></div>"}
 
 
 def capture(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeout: float = 600.0,
