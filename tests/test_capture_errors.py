@@ -32,7 +32,7 @@ def test_the_kernels_own_error_names_its_file_and_line():
 
 def test_an_abort_becomes_an_error_and_the_caller_lives():
     pid = os.getpid()
-    with pytest.raises(tslab.TslabError, match=r"SIGABRT.*your Python session is unaffected"):
+    with pytest.raises(tslab.TslabError, match=r"SIGABRT.*this Python process is unaffected"):
         tslab.capture(broken.aborting_trace, f16(64))
     assert os.getpid() == pid
     assert tslab.check(tslab.capture(ring_copy.ring_copy, f16(2, 128), f16(2, 128), 2)).ok

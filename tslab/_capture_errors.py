@@ -64,7 +64,7 @@ def crash_error(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str
     reason = blackwell_reason(entries, outcome.stderr, arch)
     if reason:
         return arch_error(label, arch, reason, f"the compile {how}")
-    return TslabError(f"capture of '{label}': the compile {how}; your Python session is unaffected. "
+    return TslabError(f"capture of '{label}': the compile {how}; this Python process is unaffected. "
                       f"Last output: {tail or '(none)'}")
 
 
