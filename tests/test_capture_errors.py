@@ -43,6 +43,11 @@ def test_a_blackwell_kernel_traced_for_hopper_suggests_sm100a():
         tslab.capture(broken.blackwell_only, f16(4, 256), f16(4, 256))
 
 
+def test_a_resource_class_local_to_a_function_is_named():
+    with pytest.raises(CaptureError, match=r"'_local_parts\.<locals>\.LocalSink' is defined inside a function"):
+        tslab.capture(broken.local_resource_class, f16(64))
+
+
 def test_bad_arch_name():
     with pytest.raises(tslab.TslabError, match=r"arch='hopper' is not a GPU architecture name; use 'sm_90a'"):
         tslab.capture(broken.no_task_manager, f16(64), arch="hopper")

@@ -199,7 +199,7 @@ def _build(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arc
     managers = []
     for i, entry in enumerate(entries):
         if "dump_error" in entry:
-            raise TslabError(f"capture of '{label}': TaskManager {i}: {entry['dump_error']}")
+            raise CaptureError(f"capture of '{label}': TaskManager {i}: {entry['dump_error']}")
         bundle = _snapshot.load(entry["bundle"])
         report = out_bytes[entry["start"]:entry.get("end", len(out_bytes))].decode(errors="replace")
         design_name = label if len(entries) == 1 else f"{label}[{i}]"
