@@ -122,9 +122,9 @@ def test_a_kernel_file_importing_torch_captures_without_torch(tmp_path):
     assert "torch" not in sys.modules or not getattr(sys.modules["torch"], "tslab_stand_in", False)
 
 
-def test_nothing_is_lost_for_plain_kernels(ring):
-    assert ring.warnings == []
+def test_taskmanager_options_are_recorded(ring):
     assert ring.managers[0].options["exhaustive_deadlock_race_check"] is True
+    assert ring.managers[0].options["assume_pdl_wait_completed"] is False
 
 
 def test_result_text_lists_each_task_manager(twice):

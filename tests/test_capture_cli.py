@@ -51,3 +51,19 @@ def test_capture_target():
     design = capture_target(f"{ring_copy.__file__}::ring_copy", ["f16[4,256]", "f16[4,256]", "2"])
     assert design.kernel == "ring_copy"
     assert tslab.check(design).ok
+
+
+def test_tslab_check_on_a_kernel_file(capsys):
+    from tslab.cli import main
+
+    code = main(["check", f"{ring_copy.__file__}::ring_copy", "--arg", "f16[4,256]", "--arg", "f16[4,256]",
+                 "--arg", "2"])
+    assert code == 0
+    assert "ring_copy: SAFE" in capsys.readouterr().out
+
+
+def test_tslab_check_on_a_missing_kernel_file_exits_2(capsys):
+    from tslab.cli import main
+
+    assert main(["check", "nowhere.py::host"]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -40,7 +40,9 @@ def record_trace(host_fn: Callable[..., Any], args: tuple, kwargs: dict, arch: s
         bundle = {"tasks": list(p["tasks"]), "graph": dict(p["resource_dependency_graph"] or {}),
                   "smem_allocator": p["smem_allocator"], "tmem_allocator": p["tmem_allocator"],
                   "smem_capacity_bytes": p["smem_capacity_bytes"],
-                  "tmem_capacity_columns": p["tmem_capacity_columns"]}
+                  "tmem_capacity_columns": p["tmem_capacity_columns"],
+                  "dma_consumer_release_labels": p["dma_consumer_release_labels"],
+                  "assume_pdl_wait_completed": bool(p["assume_pdl_wait_completed"])}
         try:
             entry["bundle"], entry["traced_values"] = _snapshot.dump(bundle)
         except Exception as exc:

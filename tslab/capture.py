@@ -18,7 +18,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,6 @@ class CaptureResult:
     report: str
     arch: str
     stderr: str = ""
-    warnings: list[str] = field(default_factory=list)  # TaskManager options a Design cannot carry
 
     @property
     def designs(self) -> list[Design]:
@@ -85,12 +84,11 @@ class CaptureResult:
         return f"CaptureResult(arch={self.arch!r}, designs=[{names}])"
 
     def text(self) -> str:
-        """One line per captured TaskManager (its tasks, and whether TS rejected it), then any warnings."""
+        """One line per captured TaskManager: its tasks, and whether TS rejected it."""
         lines = [f"captured for {self.arch}: {len(self.managers)} TaskManager(s)"]
         for m in self.managers:
             rejected = f"; TS rejected it: {m.ts_error.splitlines()[0]}" if m.ts_error else ""
             lines.append(f"  {m.design.kernel}: tasks {', '.join(m.design.tasks())}{rejected}")
-        lines += [f"  note: {w}" for w in self.warnings]
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
@@ -207,26 +205,12 @@ def _build(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arc
                                    smem_allocations=bundle["smem_allocator"],
                                    tmem_allocations=bundle["tmem_allocator"],
                                    smem_capacity_bytes=bundle["smem_capacity_bytes"],
-                                   tmem_capacity_columns=bundle["tmem_capacity_columns"], name=design_name)
+                                   tmem_capacity_columns=bundle["tmem_capacity_columns"],
+                                   dma_consumer_release_labels=bundle["dma_consumer_release_labels"],
+                                   assume_pdl_wait_completed=bundle["assume_pdl_wait_completed"],
+                                   name=design_name)
         managers.append(CapturedManager(design, report, entry["options"], entry.get("traced_values", []),
                                         entry.get("ts_error")))
-    return CaptureResult(managers, outcome.stdout, arch, stderr=outcome.stderr, warnings=_not_carried(managers))
-
-
-def _not_carried(managers: list[CapturedManager]) -> list[str]:
-    """TaskManager options a Design does not carry, so a re-check may differ from the trace's own."""
-    notes = []
-    for manager in managers:
-        options = manager.options
-        if options.get("dma_consumer_release_labels"):
-            notes.append(f"{manager.design.kernel}: dma_consumer_release_labels is not carried into the design; "
-                         "its re-check runs without them")
-        if options.get("assume_pdl_wait_completed"):
-            notes.append(f"{manager.design.kernel}: assume_pdl_wait_completed=True is not carried into the "
-                         "design; PDL-order findings of its re-check may not apply")
-        if options.get("pipeline_groups"):
-            notes.append(f"{manager.design.kernel}: the SMEM allocator's {options['pipeline_groups']} pipeline "
-                         "group(s) are not carried into the design; its barrier bytes omit theirs")
-    return notes
+    return CaptureResult(managers, outcome.stdout, arch, stderr=outcome.stderr)
 
 
