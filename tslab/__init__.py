@@ -2,8 +2,12 @@
 
 from .core.check import check
 from .core.design import Design
+from .core.explorer import Explorer, MoveError
+from .core.replay import trace
+from .core.trace_model import Trace
 from .core.verdict import Verdict
 from .errors import DesignError, Issue, TslabError, TslabWarning
 
 __version__ = "0.1.0"
-__all__ = ["Design", "DesignError", "Issue", "TslabError", "TslabWarning", "Verdict", "__version__", "check"]
+__all__ = ["Design", "DesignError", "Explorer", "Issue", "MoveError", "Trace", "TslabError", "TslabWarning",
+           "Verdict", "__version__", "check", "trace"]

@@ -18,6 +18,8 @@ from cutlass.experimental.task_scheduling.task_manager import (
     _opaque_assignments,
 )
 
+from .trace import internals_ok, recording
+
 
 @dataclass(frozen=True)
 class CheckerRun:
@@ -49,6 +51,7 @@ class CheckerResult:
     pdl_order: list[dict[str, Any]] = field(default_factory=list)
     failed_run: CheckerRun | None = None
     raw: Any = field(default=None, repr=False)
+    recording: Any = field(default=None, repr=False)
 
     @property
     def is_safe(self) -> bool:
@@ -89,11 +92,22 @@ def _pdl_record(p: Any) -> dict[str, Any]:
     return {"cursors": list(p.cursors), "launch_task": p.launch_task, "launch_resource": p.launch_resource}
 
 
-def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True) -> CheckerResult:
-    """Run every planned checker pass until one is unsafe; sums states over the passes run."""
+def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True,
+                record: bool = False) -> CheckerResult:
+    """Run every planned checker pass until one is unsafe; sums states over the passes run.
+
+    With ``record=True`` each pass is recorded (:mod:`tslab.core.trace`) and the failing pass's recording is
+    kept in ``recording``, from which :func:`tslab.core.replay.trace_from_result` rebuilds the counterexample.
+    """
     total = CheckerResult(verdict="safe", max_states=max_states)
+    record = record and internals_ok()
     for run in planned_runs(tasks):
-        res = ec.check_all_interleavings(tasks, verbose=verbose, **run.kwargs(max_states))
+        rec = None
+        if record:
+            with recording() as rec:
+                res = ec.check_all_interleavings(tasks, verbose=verbose, **run.kwargs(max_states))
+        else:
+            res = ec.check_all_interleavings(tasks, verbose=verbose, **run.kwargs(max_states))
         total.runs += 1
         total.states_explored += res.states_explored
         total.complete_count += res.complete_count
@@ -104,7 +118,7 @@ def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True) -> C
             total.races = [_race_record(r) for r in res.race_states]
             total.pdl_order = [_pdl_record(p) for p in res.pdl_order_states]
             total.verdict = "deadlock" if total.deadlocks else "race" if total.races else "pdl-order"
-            total.context, total.failed_run, total.raw = run.context, run, res
+            total.context, total.failed_run, total.raw, total.recording = run.context, run, res, rec
             return total
     if total.hit_state_limit:
         total.verdict = "not-proven"

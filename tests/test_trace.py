@@ -1,0 +1,169 @@
+"""Traces rebuilt from the real checker: every step consistent, ending where the checker said."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from cutlass.experimental.task_scheduling import exhaustive_checker as ec
+from hypothesis import HealthCheck, given, settings
+from random_designs import build, specs
+
+import tslab
+from tslab import DesignError, Trace
+from tslab.core.trace_model import MIME
+from tslab.kernels import design
+
+
+def assert_consistent(trace: Trace, cursors: tuple[int, ...]) -> None:
+    """Each move advances exactly its task by one op the previous state called runnable; credits stay >= 0."""
+    assert trace.steps[0].task is None and trace.steps[0].op is None
+    for n, (before, after) in enumerate(zip(trace.steps, trace.steps[1:], strict=False), 1):
+        assert after.index == n
+        t = trace.tasks.index(after.task)
+        want = list(before.state.cursors)
+        want[t] += 1
+        assert after.state.cursors == tuple(want), f"step {n}: {after.task} did not advance by one"
+        assert before.state.next_ops[after.task].status == "runnable", f"step {n}: moved a blocked task"
+        assert before.state.next_ops[after.task].op == after.op
+        assert after.entry is not None and after.entry.task == after.task
+    for s in trace.steps:
+        assert all(v >= 0 for v in (*s.state.prod_credits.values(), *s.state.cons_credits.values())), s.index
+    assert trace.final.cursors == tuple(cursors)
+
+
+def reported_cursors(verdict: tslab.Verdict) -> tuple[int, ...]:
+    c = verdict.checker
+    record = (c.deadlocks or c.races or c.pdl_order)[0]
+    return tuple(record["cursors"])
+
+
+@pytest.mark.parametrize("name", ["demo_deadlock", "demo_race"])
+def test_unsafe_verdict_carries_a_consistent_trace(name):
+    verdict = tslab.check(design(name))
+    trace = verdict.trace
+    assert isinstance(trace, Trace)
+    assert trace.fault.kind == verdict.checker.verdict
+    assert_consistent(trace, reported_cursors(verdict))
+
+
+def test_deadlock_fault_names_blocked_tasks_as_the_checker_did():
+    verdict = tslab.check(design("demo_deadlock"))
+    fault = verdict.trace.fault
+    assert [b["task"] for b in fault.blocked] == [b["task"] for b in verdict.checker.deadlocks[0]["blocked"]]
+    assert fault.message == "; ".join(verdict.checker.deadlocks[0]["lines"][1:]).replace("  ", "")
+    assert all(n.status != "runnable" for n in verdict.trace.final.next_ops.values())
+
+
+def test_race_fault_names_writer_victim_and_overlap():
+    verdict = tslab.check(design("demo_race"))
+    race, fault = verdict.checker.races[0], verdict.trace.fault
+    assert fault.writer == {"task": race["writer_task"], "resource": race["writer_resource"]}
+    assert fault.victim["task"] == race["victim_task"] and fault.overlap == race["overlap"]
+
+
+def test_safe_verdict_has_no_trace_and_complete_trace_reaches_the_end():
+    d = design("tma_copy", tiles=2)
+    assert tslab.check(d).trace is None
+    trace = tslab.trace(d)
+    assert trace.fault.kind == "complete"
+    assert all(n.status == "done" for n in trace.final.next_ops.values())
+    assert_consistent(trace, trace.fault.cursors)
+
+
+def test_entries_map_back_to_the_users_schedule():
+    d = design("tma_copy", tiles=2)
+    trace, schedule = tslab.trace(d), tslab.check(d).schedule
+    for s in trace.steps[1:]:
+        row = schedule[(schedule.task == s.task) & (schedule.section == s.entry.section)
+                       & (schedule["index"] == s.entry.index)]
+        assert len(row) == 1, s
+        assert (row.resource.item(), row.stage.item()) == (s.op.resource, s.op.stage)
+    parts = [s.entry.part for s in trace.steps if s.entry and s.op.resource == "gmem_out"]
+    assert parts == ["1 of 2", "2 of 2"] * 2  # non-pipelined producer work is doubled by the checker
+
+
+def test_asking_for_a_fault_the_design_does_not_have_is_a_design_error():
+    with pytest.raises(DesignError, match=r"design 'tma_copy'.*finds no deadlock"):
+        tslab.trace(design("tma_copy"), to="deadlock")
+    with pytest.raises(DesignError, match="no interleaving runs to completion"):
+        tslab.trace(design("demo_deadlock"), to="complete")
+    with pytest.raises(DesignError, match="to='stall' is not a trace ending"):
+        tslab.trace(design("tma_copy"), to="stall")
+
+
+def test_trace_to_a_named_ending():
+    assert tslab.trace(design("demo_race"), to="race").fault.kind == "race"
+    fixed = design("demo_deadlock").with_pipeline("smem_ring", num_stages=2)
+    assert tslab.trace(fixed).fault.kind == "complete"
+
+
+def test_json_round_trip_and_views():
+    trace = tslab.check(design("demo_race")).trace
+    again = Trace.from_json(trace.to_json())
+    assert again == trace
+    frame = trace.to_dataframe()
+    assert list(frame.step) == list(range(len(trace)))
+    assert "full:stage_a[0]" in frame.columns and "empty:stage_b[0]" in frame.columns
+    text = trace.text()
+    assert text.splitlines()[0] == "demo_race: RACE after 14 steps"
+    assert "   14. LoadTask" in text and "=> RACE: MidTask writes stage_b vs LoadTask prod stage_a" in text
+    bundle = trace._repr_mimebundle_()
+    assert set(bundle) == {MIME, "text/html", "text/plain"}
+    json.dumps(bundle[MIME])
+    with pytest.raises(DesignError, match="trace JSON"):
+        Trace.from_json("{}")
+
+
+def test_checker_global_is_restored_even_when_the_checker_raises(monkeypatch):
+    original = ec._advance_one_task
+    from tslab.core import trace as hook
+
+    with pytest.raises(RuntimeError), hook.recording():
+        raise RuntimeError("boom")
+    assert ec._advance_one_task is original and ec._compute_enabled_tasks.__name__ == "_compute_enabled_tasks"
+
+
+def test_checks_on_threads_do_not_mix_recordings():
+    names = ["demo_deadlock", "demo_race", "tma_copy"] * 3
+    out: dict[int, tslab.Verdict] = {}
+
+    def work(i: int) -> None:
+        out[i] = tslab.check(design(names[i]))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(names))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, name in enumerate(names):
+        v = out[i]
+        if v.trace is not None:
+            assert v.trace.design == name
+            assert_consistent(v.trace, reported_cursors(v))
+        else:
+            assert name == "tma_copy"
+
+
+def _direct_outcome(d: tslab.Design) -> str:
+    try:
+        res = ec.check_all_interleavings(d.lower().tasks)
+    except Exception:
+        return "not-run"
+    return "deadlock" if res.deadlock_states else "race" if res.race_states else \
+        "pdl-order" if res.pdl_order_states else "safe"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(specs())
+def test_verdict_matches_the_checker_and_traces_end_in_the_reported_state(spec):
+    d = build(spec)
+    verdict = tslab.check(d)
+    assert verdict.checker.verdict == _direct_outcome(d)
+    if verdict.checker.verdict in ("deadlock", "race"):
+        assert verdict.trace is not None
+        assert verdict.trace.fault.kind == verdict.checker.verdict
+        assert_consistent(verdict.trace, reported_cursors(verdict))
+    else:
+        assert verdict.trace is None

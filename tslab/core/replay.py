@@ -1,0 +1,165 @@
+"""Building a :class:`~tslab.core.trace_model.Trace` from a recorded checker run, and ``tslab.trace(design)``.
+
+The path is the BFS tree's path to the state the checker reported; every state on it comes from re-applying
+the checker's own transition function (:class:`tslab.core.trace.Machine`), so it is a shortest counterexample.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cutlass.experimental.task_scheduling import exhaustive_checker as ec
+
+from ..errors import DesignError
+from . import trace as hook
+from .checker import CheckerResult, CheckerRun, planned_runs
+from .trace_model import Entry, Fault, NextOp, Op, State, Step, Trace
+
+ENDINGS = ("deadlock", "race", "pdl-order", "complete")
+
+
+def snapshot(machine: hook.Machine, state: Any) -> State:
+    """The public view of one checker state, with each task's next op and why it may not run."""
+    enabled, _ = machine.enabled(state)
+    waits = {b.task_name: b.format() for b in machine.blocked(state)}
+    next_ops = {}
+    for ti, name in enumerate(machine.task_names):
+        if machine.done(state, ti):
+            next_ops[name] = NextOp(None, "done")
+            continue
+        op = Op(*machine.op(ti, state.cursors[ti]))
+        if ti in enabled:
+            next_ops[name] = NextOp(op, "runnable")
+        else:
+            next_ops[name] = NextOp(op, "blocked", waits.get(name, "blocked"))
+    return State(cursors=tuple(state.cursors), prod_credits=machine.credits(state.prod_credits),
+                 cons_credits=machine.credits(state.cons_credits), held=machine.held(state),
+                 next_ops=next_ops, pdl_wait=bool(state.has_executed_pdl_wait))
+
+
+def make_step(machine: hook.Machine, index: int, task_idx: int | None, cursor: int | None,
+              state: Any) -> Step:
+    """Step ``index``: ``task_idx`` ran its op at ``cursor`` and left ``state`` (``None``: the start)."""
+    if task_idx is None or cursor is None:
+        return Step(index, None, None, None, snapshot(machine, state))
+    entry = machine.entries[task_idx][cursor]
+    return Step(index, machine.task_names[task_idx], Op(*machine.op(task_idx, cursor)),
+                Entry(entry["task"], entry["section"], entry["index"], entry["iteration"], entry["tile"],
+                      entry["part"]), snapshot(machine, state))
+
+
+def walk(machine: hook.Machine, path: list[int]) -> list[Step]:
+    """Re-apply the checker's transition along ``path`` (task indices) from the initial state."""
+    state = machine.initial
+    steps = [make_step(machine, 0, None, None, state)]
+    for n, ti in enumerate(path, 1):
+        cursor = state.cursors[ti]
+        state = machine.advance(state, ti)
+        steps.append(make_step(machine, n, ti, cursor, state))
+    return steps
+
+
+def deadlock_fault(info: Any) -> Fault:
+    blocked = [{"task": b.task_name, "resource": b.resource_name, "stage": b.stage_name,
+                "waits_for": b.credit_kind, "reason": b.format()} for b in info.blocked_details]
+    message = "; ".join(b["reason"] for b in blocked) or ", ".join(
+        f"{t} blocked on {r}.{s}" for t, r, s in info.blocked_tasks)
+    return Fault("deadlock", tuple(info.cursors), message, blocked=blocked)
+
+
+def race_fault(info: Any) -> Fault:
+    message = (f"{info.writer_task} writes {info.writer_resource} vs {info.victim_task} {info.victim_access} "
+               f"{info.victim_resource} ({info.overlap_desc})")
+    return Fault("race", tuple(info.cursors), message,
+                 writer={"task": info.writer_task, "resource": info.writer_resource},
+                 victim={"task": info.victim_task, "resource": info.victim_resource,
+                         "access": info.victim_access},
+                 overlap=info.overlap_desc)
+
+
+def pdl_fault(info: Any) -> Fault:
+    return Fault("pdl-order", tuple(info.cursors),
+                 f"{info.launch_task} {info.launch_resource}: "
+                 "launch_griddep can execute before any wait_griddep")
+
+
+def complete_fault(cursors: tuple[int, ...]) -> Fault:
+    return Fault("complete", tuple(cursors), "every task ran to the end of its schedule")
+
+
+def first_fault(res: Any, kind: str | None = None) -> Fault | None:
+    """The checker's first reported fault of ``kind`` (any kind, in the checker's order, when ``None``)."""
+    found = {"deadlock": [deadlock_fault(d) for d in res.deadlock_states[:1]],
+             "race": [race_fault(r) for r in res.race_states[:1]],
+             "pdl-order": [pdl_fault(p) for p in res.pdl_order_states[:1]]}
+    for name in ("deadlock", "race", "pdl-order") if kind is None else (kind,):
+        if found[name]:
+            return found[name][0]
+    return None
+
+
+def build(tasks: list[Any], run: CheckerRun, rec: hook.Recording, fault: Fault, design: str) -> Trace:
+    """The trace of one recorded run, ending in ``fault``'s state."""
+    machine = hook.Machine(tasks, rec, skipped_tile=run.skipped_tile, num_tiles=run.num_tiles,
+                           opaque_assignment=run.opaque_assignment)
+    steps = walk(machine, hook.path_to(rec, fault.cursors))
+    return Trace(design=design, tasks=list(machine.task_names), steps=steps, fault=fault, run=run.context)
+
+
+def trace_from_result(tasks: list[Any], result: CheckerResult, design: str) -> Trace | None:
+    """The counterexample of an unsafe ``run_checker(..., record=True)`` result, or ``None``."""
+    if result.recording is None or result.failed_run is None or result.raw is None:
+        return None
+    fault = first_fault(result.raw)
+    return None if fault is None else build(tasks, result.failed_run, result.recording, fault, design)
+
+
+def _recorded(tasks: list[Any], run: CheckerRun, max_states: int,
+              early_exit: bool) -> tuple[Any, hook.Recording]:
+    with hook.recording() as rec:
+        res = ec.check_all_interleavings(tasks, early_exit=early_exit, **run.kwargs(max_states))
+    return res, rec
+
+
+def trace(design: Any, to: str | None = None, *, max_states: int = 1_000_000) -> Trace:
+    """A shortest interleaving of ``design`` ending in ``to``: ``"deadlock"``, ``"race"``, ``"pdl-order"``
+    or ``"complete"``; ``None`` takes the checker's first fault, or a run to completion when it finds none.
+
+    Raises ``DesignError`` when no interleaving ends that way.
+    """
+    if to is not None and to not in ENDINGS:
+        raise DesignError("input", "trace", f"to={to!r} is not a trace ending",
+                          "use to='deadlock', 'race', 'pdl-order', 'complete' or None")
+    lowered = design.lower()
+    tasks, name = lowered.tasks, design.kernel
+    runs = planned_runs(tasks)
+    limit_hit = False
+    safe_first: tuple[Any, hook.Recording] | None = None
+    for n, run in enumerate(runs):
+        if to == "complete":
+            break
+        res, rec = _recorded(tasks, run, max_states, early_exit=True)
+        limit_hit |= bool(res.hit_state_limit)
+        fault = first_fault(res)
+        if fault is None:
+            safe_first = (res, rec) if n == 0 else safe_first
+            continue
+        if to is None or fault.kind == to:
+            return build(tasks, run, rec, fault, name)
+        res, rec = _recorded(tasks, run, max_states, early_exit=False)  # another fault stopped the search
+        fault = first_fault(res, to)
+        if fault is not None:
+            return build(tasks, run, rec, fault, name)
+    if to in (None, "complete") and runs:
+        res, rec = safe_first or _recorded(tasks, runs[0], max_states, early_exit=False)
+        limit_hit |= bool(res.hit_state_limit)
+        if rec.context is not None:
+            cursors = hook.complete_cursors(rec)
+            key = hook.cursor_key(rec, cursors)
+            if key in rec.parent or key == 0:
+                return build(tasks, runs[0], rec, complete_fault(cursors), name)
+    what = {"complete": "no interleaving runs to completion"}.get(to or "", f"the checker finds no {to}")
+    limit = f" within max_states={max_states}" if limit_hit else ""
+    hint = ("raise max_states or shorten the loop domain" if limit_hit else
+            "call tslab.check(design) to see what it reports, or ask for another ending, e.g. to='complete'")
+    raise DesignError("input", f"design '{name}'", f"{what}{limit}", hint)
