@@ -96,8 +96,9 @@ def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True,
                 record: bool = False) -> CheckerResult:
     """Run every planned checker pass until one is unsafe; sums states over the passes run.
 
-    With ``record=True`` each pass is recorded (:mod:`tslab.core.trace`) and the failing pass's recording is
-    kept in ``recording``, from which :func:`tslab.core.replay.trace_from_result` rebuilds the counterexample.
+    With ``record=True`` each pass is recorded (:mod:`tslab.core.trace`); ``recording`` keeps the failing
+    pass's recording (the first pass's when all are safe), from which
+    :func:`tslab.core.replay.trace_from_result` rebuilds the counterexample.
     """
     total = CheckerResult(verdict="safe", max_states=max_states)
     record = record and internals_ok()
@@ -109,6 +110,8 @@ def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True,
         else:
             res = ec.check_all_interleavings(tasks, verbose=verbose, **run.kwargs(max_states))
         total.runs += 1
+        if total.recording is None:
+            total.recording = rec
         total.states_explored += res.states_explored
         total.complete_count += res.complete_count
         total.hit_state_limit |= bool(res.hit_state_limit)

@@ -21,17 +21,23 @@ ENDINGS = ("deadlock", "race", "pdl-order", "complete")
 def snapshot(machine: hook.Machine, state: Any) -> State:
     """The public view of one checker state, with each task's next op and why it may not run."""
     enabled, _ = machine.enabled(state)
-    waits = {b.task_name: b.format() for b in machine.blocked(state)}
-    next_ops = {}
+    cache = _cache(machine)
+    next_ops, blocked = {}, False
     for ti, name in enumerate(machine.task_names):
+        cursor = state.cursors[ti]
         if machine.done(state, ti):
-            next_ops[name] = NextOp(None, "done")
-            continue
-        op = Op(*machine.op(ti, state.cursors[ti]))
-        if ti in enabled:
-            next_ops[name] = NextOp(op, "runnable")
+            next_ops[name] = _DONE
+        elif ti in enabled:
+            next_ops[name] = cache.runnable[ti][cursor]
         else:
-            next_ops[name] = NextOp(op, "blocked", waits.get(name, "blocked"))
+            blocked = True
+    if blocked:
+        waits = {b.task_name: b.format() for b in machine.blocked(state)}
+        for ti, name in enumerate(machine.task_names):
+            if name not in next_ops:
+                op = cache.ops[ti][state.cursors[ti]]
+                next_ops[name] = NextOp(op, "blocked", waits.get(name, "blocked"))
+        next_ops = {name: next_ops[name] for name in machine.task_names}
     return State(cursors=tuple(state.cursors), prod_credits=machine.credits(state.prod_credits),
                  cons_credits=machine.credits(state.cons_credits), held=machine.held(state),
                  next_ops=next_ops, pdl_wait=bool(state.has_executed_pdl_wait))
@@ -42,21 +48,46 @@ def make_step(machine: hook.Machine, index: int, task_idx: int | None, cursor: i
     """Step ``index``: ``task_idx`` ran its op at ``cursor`` and left ``state`` (``None``: the start)."""
     if task_idx is None or cursor is None:
         return Step(index, None, None, None, snapshot(machine, state))
-    entry = machine.entries[task_idx][cursor]
-    return Step(index, machine.task_names[task_idx], Op(*machine.op(task_idx, cursor)),
-                Entry(entry["task"], entry["section"], entry["index"], entry["iteration"], entry["tile"],
-                      entry["part"]), snapshot(machine, state))
+    cache = _cache(machine)
+    return Step(index, machine.task_names[task_idx], cache.ops[task_idx][cursor],
+                cache.entries[task_idx][cursor], snapshot(machine, state))
 
 
-def walk(machine: hook.Machine, path: list[int]) -> list[Step]:
-    """Re-apply the checker's transition along ``path`` (task indices) from the initial state."""
+_DONE = NextOp(None, "done")
+
+
+class _Views:
+    """Op, Entry and runnable NextOp of every checker step, built once per machine."""
+
+    def __init__(self, machine: hook.Machine) -> None:
+        self.ops = [[Op(*op) for op in ops] for ops in machine.ops]
+        self.runnable = [[NextOp(op, "runnable") for op in ops] for ops in self.ops]
+        self.entries = [[Entry(e["task"], e["section"], e["index"], e["iteration"], e["tile"], e["part"])
+                         for e in entries] for entries in machine.entries]
+
+
+def _cache(machine: hook.Machine) -> _Views:
+    views = machine.views
+    if views is None:
+        views = machine.views = _Views(machine)
+    return views
+
+
+def walk(machine: hook.Machine, path: list[int]) -> list[tuple[int | None, int | None, Any]]:
+    """Re-apply the checker's transition along ``path`` (task indices) from the initial state:
+    ``(task, cursor it ran at, state after)`` per step, the start first."""
     state = machine.initial
-    steps = [make_step(machine, 0, None, None, state)]
-    for n, ti in enumerate(path, 1):
+    raw: list[tuple[int | None, int | None, Any]] = [(None, None, state)]
+    for ti in path:
         cursor = state.cursors[ti]
         state = machine.advance(state, ti)
-        steps.append(make_step(machine, n, ti, cursor, state))
-    return steps
+        raw.append((ti, cursor, state))
+    return raw
+
+
+def views(machine: hook.Machine, raw: list[tuple[int | None, int | None, Any]]) -> list[Step]:
+    """The public :class:`Step` of each walked state."""
+    return [make_step(machine, n, ti, cursor, state) for n, (ti, cursor, state) in enumerate(raw)]
 
 
 def deadlock_fault(info: Any) -> Fault:
@@ -102,16 +133,24 @@ def build(tasks: list[Any], run: CheckerRun, rec: hook.Recording, fault: Fault, 
     """The trace of one recorded run, ending in ``fault``'s state."""
     machine = hook.Machine(tasks, rec, skipped_tile=run.skipped_tile, num_tiles=run.num_tiles,
                            opaque_assignment=run.opaque_assignment)
-    steps = walk(machine, hook.path_to(rec, fault.cursors))
-    return Trace(design=design, tasks=list(machine.task_names), steps=steps, fault=fault, run=run.context)
+    raw = walk(machine, hook.path_to(rec, fault.cursors))
+    return Trace(design=design, tasks=list(machine.task_names), steps=lambda: views(machine, raw),
+                 fault=fault, run=run.context)
 
 
-def trace_from_result(tasks: list[Any], result: CheckerResult, design: str) -> Trace | None:
-    """The counterexample of an unsafe ``run_checker(..., record=True)`` result, or ``None``."""
-    if result.recording is None or result.failed_run is None or result.raw is None:
+def trace_from_result(tasks: list[Any], result: CheckerResult, design: str, *,
+                      complete: bool = False) -> Trace | None:
+    """The counterexample of an unsafe ``run_checker(..., record=True)`` result; for a safe one, ``None``, or
+    with ``complete=True`` a shortest run to completion (from the same recording, no second search)."""
+    rec = result.recording
+    if rec is None:
         return None
-    fault = first_fault(result.raw)
-    return None if fault is None else build(tasks, result.failed_run, result.recording, fault, design)
+    if result.failed_run is not None and result.raw is not None:
+        fault = first_fault(result.raw)
+        return None if fault is None else build(tasks, result.failed_run, rec, fault, design)
+    if not complete or result.verdict != "safe" or rec.context is None:
+        return None
+    return build(tasks, planned_runs(tasks)[0], rec, complete_fault(hook.complete_cursors(rec)), design)
 
 
 def _recorded(tasks: list[Any], run: CheckerRun, max_states: int,

@@ -10,6 +10,7 @@ and race functions from the initial state. Nothing here re-implements a checker 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.metadata
 import threading
 from collections.abc import Iterator
@@ -29,12 +30,14 @@ _CONTEXT_FIELDS = ("task_names", "n_tasks", "schedule_lens", "cursor_strides", "
                    "overlap_descs", "domain_rids")
 _STATE_FIELDS = ("cursors", "cursor_key", "prod_credits", "cons_credits", "held", "has_executed_pdl_wait")
 _LOCK = threading.RLock()
+_TASK_BITS = 8  # parents are packed into one int: no tuple per recorded state
 
 
 class CheckerInternalsError(TslabError, RuntimeError):
     """The installed TS checker no longer has the private pieces replay relies on."""
 
 
+@functools.cache
 def ts_version() -> str:
     try:
         return importlib.metadata.version("nvidia-cutlass-dsl")
@@ -45,16 +48,23 @@ def ts_version() -> str:
 def require_internals() -> None:
     """Fail with a clear message when the checker's private API differs from 4.8.x."""
     version = ts_version()
-    missing = [n for n in _HOOKED if not hasattr(ec, n)]
-    fields = {"_CheckerContext": _CONTEXT_FIELDS, "_BfsState": _STATE_FIELDS}
-    for cls, names in fields.items():
-        known = getattr(getattr(ec, cls, None), "__dataclass_fields__", {})
-        missing += [f"{cls}.{n}" for n in names if n not in known]
+    missing = _missing_internals(tuple(getattr(ec, n, None) for n in _HOOKED))
     if missing or not version.startswith(SUPPORTED):
         raise CheckerInternalsError(
             f"tslab.core.trace: nvidia-cutlass-dsl {version} "
             + (f"lacks the checker internals {', '.join(missing)}" if missing else "is not a 4.8.x release")
             + f"; install nvidia-cutlass-dsl=={SUPPORTED}1 or update tslab/core/trace.py for this release")
+
+
+@functools.lru_cache(maxsize=4)
+def _missing_internals(found: tuple[Any, ...]) -> list[str]:
+    """Names of the hooked internals (and their fields) absent; cached per set of objects found."""
+    missing = [n for n, obj in zip(_HOOKED, found, strict=True) if obj is None]
+    fields = {"_CheckerContext": _CONTEXT_FIELDS, "_BfsState": _STATE_FIELDS}
+    for cls, names in fields.items():
+        known = getattr(getattr(ec, cls, None), "__dataclass_fields__", {})
+        missing += [f"{cls}.{n}" for n in names if n not in known]
+    return missing
 
 
 def internals_ok() -> bool:
@@ -70,7 +80,7 @@ def internals_ok() -> bool:
 class Recording:
     """What one recorded checker run left: BFS parents, initial state, context and held-state tracker."""
 
-    parent: dict[int, tuple[int, int]] = field(default_factory=dict)  # cursor_key -> (parent key, task)
+    parent: dict[int, int] = field(default_factory=dict)  # cursor_key -> parent key << _TASK_BITS | task
     initial: Any = None
     context: Any = None
     tracker: Any = None
@@ -90,7 +100,7 @@ def recording(parents: bool = True) -> Iterator[Recording]:
         def advance(state: Any, task_idx: int, context: Any, tracker: Any, verbose: bool) -> Any:
             succ = orig_advance(state, task_idx, context, tracker, verbose)
             if threading.get_ident() == owner:
-                setdefault(succ.cursor_key, (state.cursor_key, task_idx))
+                setdefault(succ.cursor_key, (state.cursor_key << _TASK_BITS) | task_idx)
             return succ
 
         def enabled(state: Any, context: Any) -> Any:
@@ -123,7 +133,8 @@ def path_to(rec: Recording, cursors: tuple[int, ...]) -> list[int]:
         if key not in rec.parent:
             raise TslabError(f"trace: state {tuple(cursors)} was not reached by the recorded checker run; "
                              "record the same run that reported it")
-        key, task = rec.parent[key]
+        packed = rec.parent[key]
+        key, task = packed >> _TASK_BITS, packed & ((1 << _TASK_BITS) - 1)
         path.append(task)
     return path[::-1]
 
@@ -154,13 +165,29 @@ class Machine:
                              if getattr(ctx.id_to_res.get(rid), "pipeline_config", None) is not None]
         self.credit_names = [f"{self.names.get(rid, rid)}[{stage}]"
                              for rid, stage in (ctx.credit_key_order[i] for i in self.credit_slots)]
-        self.entries = [_entry_map(t, skipped_tile, num_tiles, opaque_assignment) for t in tasks]
-        for ti, entries in enumerate(self.entries):
+        self._expansion = (skipped_tile, num_tiles, opaque_assignment)
+        self.views: Any = None  # public Op/Entry objects, built by tslab.core.replay on first use
+
+    @functools.cached_property
+    def entries(self) -> list[list[dict[str, Any]]]:
+        """Per task and checker cursor: the user's schedule entry that step comes from."""
+        ctx = self.context
+        out = [_entry_map(t, *self._expansion) for t in self.tasks]
+        for ti, entries in enumerate(out):
             if len(entries) != ctx.schedule_lens[ti]:
                 raise CheckerInternalsError(
                     f"tslab.core.trace: task '{self.task_names[ti]}' expands to {len(entries)} steps but the "
                     f"checker has {ctx.schedule_lens[ti]}; update tslab/core/trace.py for nvidia-cutlass-dsl "
                     f"{ts_version()}")
+        return out
+
+    @functools.cached_property
+    def ops(self) -> list[list[tuple[str, str, str | None]]]:
+        """Per task and checker cursor: ``(stage, resource, label)``."""
+        ctx = self.context
+        return [[(info.stage.name, self.names.get(info.rid, info.res.name), entry["label"])
+                 for info, entry in zip(ctx.schedule_steps[ti], self.entries[ti], strict=True)]
+                for ti in range(ctx.n_tasks)]
 
     # -- the checker's functions -------------------------------------------------------------------
     def advance(self, state: Any, task_idx: int) -> Any:
@@ -216,8 +243,8 @@ class Machine:
                 for rid, ents in state.held.items() if ents}
 
     def op(self, task_idx: int, cursor: int) -> tuple[str, str, str | None]:
-        info = self.context.schedule_steps[task_idx][cursor]
-        return info.stage.name, info.res.name, self.entries[task_idx][cursor]["label"]
+        """``(stage, resource, label)`` of ``task_idx``'s op at ``cursor``."""
+        return self.ops[task_idx][cursor]
 
 
 def _entry_map(task: Any, skipped_tile: bool, num_tiles: int, opaque_assignment: dict | None) -> list[dict]:
@@ -248,18 +275,17 @@ def _entry_map(task: Any, skipped_tile: bool, num_tiles: int, opaque_assignment:
                     break
             origin.append(("loop", pos, iteration))
     lists = {"head": head, "loop": loop, "tail": tail}
-    out = []
-    for tile in range(num_tiles):
-        for entry, (section, index, iteration) in zip(expanded, origin, strict=True):
-            parts = ec._explode_sync_work([[entry]])[0]
-            for n, part in enumerate(parts):
-                phase = ec._entry_consumer_work_phase(part)
-                label = lists[section][index][-1]
-                out.append({"task": task.name, "section": section, "index": index, "iteration": iteration,
-                            "tile": tile, "part": phase.replace("cons_", "").replace("_", " ") if phase
-                            else (f"{n + 1} of {len(parts)}" if len(parts) > 1 else None),
-                            "label": label or None})
-    return out
+    one_tile = []
+    for entry, (section, index, iteration) in zip(expanded, origin, strict=True):
+        parts = ec._explode_sync_work([[entry]])[0]
+        label = lists[section][index][-1] or None
+        for n, part in enumerate(parts):
+            phase = ec._entry_consumer_work_phase(part)
+            piece = phase.replace("cons_", "").replace("_", " ") if phase else \
+                f"{n + 1} of {len(parts)}" if len(parts) > 1 else None
+            one_tile.append({"task": task.name, "section": section, "index": index, "iteration": iteration,
+                             "part": piece, "label": label})
+    return [{**e, "tile": tile} for tile in range(num_tiles) for e in one_tile]
 
 
 def _same(listed: tuple, expanded: tuple) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -109,15 +110,30 @@ class Fault:
         return self.kind in ("deadlock", "race", "pdl-order")
 
 
-@dataclass
 class Trace:
-    """A sequence of :class:`Step` from the initial state to ``fault`` (see the module docstring)."""
+    """A sequence of :class:`Step` from the initial state to ``fault`` (see the module docstring).
 
-    design: str
-    tasks: list[str]
-    steps: list[Step]
-    fault: Fault
-    run: str = ""
+    ``steps`` may be given as a function returning them: the trace then builds its step views on first use,
+    so recording a counterexample costs little until someone looks at it.
+    """
+
+    def __init__(self, design: str, tasks: list[str], steps: list[Step] | Callable[[], list[Step]],
+                 fault: Fault, run: str = "") -> None:
+        self.design, self.tasks, self.fault, self.run = design, list(tasks), fault, run
+        self._steps = steps if isinstance(steps, list) else None
+        self._make = None if isinstance(steps, list) else steps
+
+    @property
+    def steps(self) -> list[Step]:
+        if self._steps is None:
+            assert self._make is not None
+            self._steps, self._make = self._make(), None
+        return self._steps
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Trace) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __len__(self) -> int:
         return len(self.steps)
