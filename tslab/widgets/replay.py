@@ -66,6 +66,17 @@ class ReplayPlayer(w.VBox):
         if self.explorer is not None:
             self.show(last)
 
+    def __repr__(self) -> str:
+        mode = "Explorer" if self.explorer is not None else "Trace"
+        return f"ReplayPlayer({mode}: {self.trace.headline()})"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The live widget, plus the trace as an HTML table for viewers that cannot run widgets."""
+        bundle = super()._repr_mimebundle_(**kwargs) or {}
+        bundle["text/plain"] = repr(self)
+        bundle.setdefault("text/html", self.trace._repr_html_())
+        return bundle
+
     # -- model -> view -------------------------------------------------------------------------------
     @property
     def index(self) -> int:
