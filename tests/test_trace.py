@@ -167,3 +167,55 @@ def test_verdict_matches_the_checker_and_traces_end_in_the_reported_state(spec):
         assert_consistent(verdict.trace, reported_cursors(verdict))
     else:
         assert verdict.trace is None
+
+
+def _guarded_design() -> tslab.Design:
+    """Two tasks over a 3-trip loop with FirstIter/LastIter steps (legacy schedule tuples)."""
+    from cutlass.experimental.task_scheduling.enums import LoopGuard, ScheduleStage, ScheduleStageType
+    from cutlass.experimental.task_scheduling.schedule_builder import ScheduleResult
+    from cutlass.experimental.task_scheduling.task import Task
+
+    from tslab.kernels._teaching import Buffer, Sink, async_pipeline
+
+    buf = Buffer(name="buf", buffer="b", stage_bytes=1024, pipeline_config=async_pipeline(2))
+    out0, out1 = Sink(name="out0"), Sink(name="out1")
+    loop, stage = ScheduleStageType.Loop, ScheduleStage
+
+    def sched(entries):
+        return ScheduleResult(schedule_list=entries, loop_start=0, loop_end=3, loop_step=1)
+
+    producer = sched([(out0, stage.ProducerWork, loop, LoopGuard.FirstIter, "store"),
+                      (buf, stage.ProducerAcquire, loop, LoopGuard.Always, None),
+                      (buf, stage.ProducerWork, loop, LoopGuard.Always, "write"),
+                      (buf, stage.ProducerCommit, loop, LoopGuard.Always, None)])
+    consumer = sched([(buf, stage.ConsumerWait, loop, LoopGuard.Always, None),
+                      (buf, stage.ConsumerWork, loop, LoopGuard.Always, "read"),
+                      (buf, stage.ConsumerRelease, loop, LoopGuard.Always, None),
+                      (out1, stage.ProducerWork, loop, LoopGuard.LastIter, "store")])
+    tasks = [Task(name="P", src_resources=[], dst_resources=[buf, out0], warp_idx=0, num_warps=1,
+                  schedule=producer),
+             Task(name="C", src_resources=[buf], dst_resources=[out1], warp_idx=1, num_warps=1,
+                  schedule=consumer)]
+    return tslab.Design.from_tasks(tasks, {buf: [], out0: [], out1: [buf]}, smem_allocations=[buf],
+                                   name="guarded")
+
+
+def test_guarded_steps_and_two_tiles_map_back_to_their_entries():
+    from tslab.core import replay
+    from tslab.core import trace as hook
+    from tslab.core.checker import CheckerRun
+
+    d = _guarded_design()
+    schedule = tslab.check(d).schedule
+    tasks = d.lower().tasks
+    run = CheckerRun(2, False, None, "2 tiles")
+    res, rec = replay._recorded(tasks, run, 1_000_000, early_exit=False)
+    assert res.is_safe
+    trace = replay.build(tasks, run, rec, replay.complete_fault(hook.complete_cursors(rec)), "guarded")
+    assert_consistent(trace, hook.complete_cursors(rec))
+    for s in trace.steps[1:]:
+        row = schedule[(schedule.task == s.task) & (schedule["index"] == s.entry.index)]
+        assert (row.resource.item(), row.stage.item()) == (s.op.resource, s.op.stage), s
+    stores = [(s.task, s.entry.iteration, s.entry.tile) for s in trace.steps
+              if s.op and s.op.label == "store" and s.entry.part == "1 of 2"]
+    assert sorted(stores) == [("C", 2, 0), ("C", 2, 1), ("P", 0, 0), ("P", 0, 1)]
