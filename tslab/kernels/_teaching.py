@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import cutlass
-import cutlass.cute as cute
-import cutlass.pipeline as pipeline
+from cutlass import cute, pipeline
 from cutlass.experimental.task_scheduling.memory import SmemAllocation
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,

@@ -2,7 +2,8 @@
 
 Resource/task flow (warps in brackets)::
 
-    gmem_in --LoadTask [warp 0]--> stage_a (a_buf) --MidTask [warp 1]--> stage_b (b_buf) --StoreTask [warp 2]--> gmem_out
+    gmem_in --LoadTask [warp 0]--> stage_a (a_buf) --MidTask [warp 1]--> stage_b (b_buf)
+    stage_b --StoreTask [warp 2]--> gmem_out
 
 The alias group ``[[a_buf], [b_buf]]`` puts both buffers at the same offset. MidTask writes ``b_buf`` while
 LoadTask may already be writing the next tile into ``a_buf``: TS's checker reports the writer, the victim

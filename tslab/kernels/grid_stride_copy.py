@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import cutlass
-import cutlass.cute as cute
+from cutlass import cute
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
     StageInfo,
