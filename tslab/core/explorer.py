@@ -9,12 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cutlass.experimental.task_scheduling import exhaustive_checker as ec
-
 from ..errors import DesignError, TslabError, did_you_mean
 from . import trace as hook
 from .checker import planned_runs
-from .replay import complete_fault, deadlock_fault, make_step, pdl_fault, race_fault, snapshot
+from .replay import checker_call, complete_fault, deadlock_fault, make_step, pdl_fault, race_fault
 from .trace_model import Fault, Op, State, Step, Trace
 
 
@@ -56,7 +54,7 @@ class Explorer:
                               f"pass run=0..{len(runs) - 1}")
         self.run = runs[run]
         with hook.recording(parents=False) as rec:  # the checker builds its context; one state is enough
-            ec.check_all_interleavings(tasks, verbose=False, **self.run.kwargs(1))
+            checker_call(tasks, self.run, max_states=1, early_exit=True)
         self.design = getattr(design, "kernel", "design")
         self._machine = hook.Machine(tasks, rec, skipped_tile=self.run.skipped_tile,
                                      num_tiles=self.run.num_tiles,
@@ -135,9 +133,6 @@ class Explorer:
         fault = st.fault or Fault("running", self.state.cursors, st.message)
         return Trace(design=self.design, tasks=list(self.tasks), steps=self.history, fault=fault,
                      run=self.run.context)
-
-    def snapshot(self) -> State:
-        return snapshot(self._machine, self._raw[-1])
 
     def _choices(self) -> str:
         return ", ".join(mv.task for mv in self.enabled()) or "(none)"

@@ -10,7 +10,7 @@ from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 
-from ..errors import DesignError
+from ..errors import DesignError, TslabError
 from . import trace as hook
 from .checker import CheckerResult, CheckerRun, planned_runs
 from .trace_model import Entry, Fault, NextOp, Op, State, Step, Trace
@@ -153,10 +153,22 @@ def trace_from_result(tasks: list[Any], result: CheckerResult, design: str, *,
     return build(tasks, planned_runs(tasks)[0], rec, complete_fault(hook.complete_cursors(rec)), design)
 
 
+def checker_call(tasks: list[Any], run: CheckerRun, *, max_states: int, early_exit: bool) -> Any:
+    """``check_all_interleavings`` for one planned run; its own failures become a ``DesignError``."""
+    try:
+        return ec.check_all_interleavings(tasks, verbose=False, early_exit=early_exit,
+                                          **run.kwargs(max_states))
+    except TslabError:
+        raise
+    except Exception as exc:
+        raise DesignError("schedule", "exhaustive checker", " ".join(str(exc).split()) or type(exc).__name__,
+                          "run tslab.check(design) and fix the structural errors it reports first") from None
+
+
 def _recorded(tasks: list[Any], run: CheckerRun, max_states: int,
               early_exit: bool) -> tuple[Any, hook.Recording]:
     with hook.recording() as rec:
-        res = ec.check_all_interleavings(tasks, early_exit=early_exit, **run.kwargs(max_states))
+        res = checker_call(tasks, run, max_states=max_states, early_exit=early_exit)
     return res, rec
 
 
