@@ -108,7 +108,17 @@ def test_json_round_trip_and_views():
     assert "full:stage_a[0]" in frame.columns and "empty:stage_b[0]" in frame.columns
     text = trace.text()
     assert text.splitlines()[0] == "demo_race: RACE after 14 steps"
-    assert "   14. LoadTask" in text and "=> RACE: MidTask writes stage_b vs LoadTask prod stage_a" in text
+    assert "   14. LoadTask  ProducerAcquire(stage_a)     loop[1] iter 1" in text
+    assert "   13. MidTask   ConsumerRelease(stage_a)     loop[5] iter 0                empty stage_a[0] 0->1" in text
+    assert text.endswith("=> RACE at cursors (8, 6, 0): MidTask writes stage_b vs LoadTask prod stage_a "
+                         "(smem[0:16384])")
+    deadlock = tslab.check(design("demo_deadlock")).trace.text().splitlines()
+    assert deadlock[-3:] == [
+        "  => DEADLOCK at cursors (7, 1):",
+        "       LoadTask blocked on smem_ring.ProducerAcquire waiting for empty-slot credit; "
+        "no matching credit is available for this resource",
+        "       StoreTask blocked on smem_ring.ConsumerWait waiting for producer commit credit; "
+        "no matching credit is available for this resource"]
     bundle = trace._repr_mimebundle_()
     assert set(bundle) == {MIME, "text/html", "text/plain"}
     json.dumps(bundle[MIME])

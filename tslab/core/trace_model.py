@@ -196,18 +196,22 @@ class Trace:
         return f"{self.design}: {end} after {moves} step{'s' if moves != 1 else ''}{run}"
 
     def text(self) -> str:
-        """The trace as numbered notebook lines: who moved, what ran, and the credits after it."""
-        lines = [self.headline(), f"  tasks: {', '.join(self.tasks)}"]
-        width = max((len(t) for t in self.tasks), default=4)
-        for s in self.steps:
-            who = "start".ljust(width) if s.task is None else s.task.ljust(width)
-            what = f"{s.op!s:<36} {s.entry!s:<16}" if s.op else " " * 53
-            lines.append(f"  {s.index:>3}. {who}  {what} cursors={s.state.cursors} {_credits_text(s.state)}"
-                         .rstrip())
-            held = _held_text(s.state.held)
-            if held:
-                lines.append(f"       {' ' * width}  held: {held}")
-        lines.append(f"  => {self.fault.kind.upper()}: {self.fault.message}")
+        """The trace as numbered notebook lines: who moved, what ran, and what that changed."""
+        first = self.steps[0].state
+        lines = [self.headline(), f"  tasks: {', '.join(self.tasks)}",
+                 f"    0. start: cursors {first.cursors}; {_credits_text(first) or 'no pipelined resource'}"]
+        moves = self.steps[1:]
+        who = max((len(s.task or "") for s in moves), default=0)
+        op = max((len(str(s.op)) for s in moves), default=0)
+        where = max((len(str(s.entry)) for s in moves), default=0)
+        for before, s in zip(self.steps, moves, strict=False):
+            change = _changes(before.state, s.state) or "-"
+            lines.append(f"  {s.index:>3}. {s.task or '':<{who}}  {s.op!s:<{op}}  {s.entry!s:<{where}}  {change}")
+        end = f"  => {self.fault.kind.upper()} at cursors {self.fault.cursors}"
+        if self.fault.blocked:
+            lines += [end + ":"] + [f"       {b['reason']}" for b in self.fault.blocked]
+        else:
+            lines.append(f"{end}: {self.fault.message}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -238,6 +242,19 @@ def _credits_text(state: State) -> str:
     full = " ".join(f"{k}={v}" for k, v in state.prod_credits.items())
     empty = " ".join(f"{k}={v}" for k, v in state.cons_credits.items())
     return f"full {full} | empty {empty}" if full or empty else ""
+
+
+def _changes(before: State, after: State) -> str:
+    """What one step changed: credits as ``full smem[0] 0->1``, held entries as ``+``/``-``."""
+    out = []
+    for kind, old, new in (("full", before.prod_credits, after.prod_credits),
+                           ("empty", before.cons_credits, after.cons_credits)):
+        out += [f"{kind} {k} {old.get(k, 0)}->{v}" for k, v in new.items() if old.get(k, 0) != v]
+    held_before = {(r, tuple(e)) for r, ents in before.held.items() for e in ents}
+    held_after = {(r, tuple(e)) for r, ents in after.held.items() for e in ents}
+    out += [f"+held {r}: {e[0]} by {e[1]} slot {e[2]}" for r, e in sorted(held_after - held_before)]
+    out += [f"-held {r}: {e[0]} by {e[1]} slot {e[2]}" for r, e in sorted(held_before - held_after)]
+    return "; ".join(out)
 
 
 def _held_text(held: dict[str, list]) -> str:
