@@ -1,11 +1,5 @@
-"""Jupyter widgets: views of :mod:`tslab.core` values (imported on first use)."""
+"""Jupyter views of tslab values (imported only when used: ``tslab`` itself never imports this package)."""
 
-from typing import Any
+from .replay import ReplayPlayer
 
-
-def __getattr__(name: str) -> Any:
-    if name == "ReplayPlayer":
-        from .replay import ReplayPlayer
-
-        return ReplayPlayer
-    raise AttributeError(f"module 'tslab.widgets' has no attribute {name!r}")
+__all__ = ["ReplayPlayer"]
