@@ -78,3 +78,14 @@ def test_bad_source_and_step_on_a_trace_say_what_to_pass():
     player = ReplayPlayer(tslab.trace(design("tma_copy", tiles=1)))
     with pytest.raises(TslabError, match=r"build the player from a tslab\.Explorer"):
         player.step("LoadTask")
+
+
+def test_core_never_imports_jupyter_packages():
+    import subprocess
+    import sys
+
+    code = ("import sys, tslab; from tslab.kernels import design; tslab.trace(design('demo_race')); "
+            "tslab.Explorer(design('tma_copy')); "
+            "print(sorted(m for m in ('ipywidgets', 'plotly') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
