@@ -30,7 +30,10 @@ def test_swimlanes_and_fault_marks_come_from_the_trace(no_checker):
     assert sorted(x for t in trace.tasks for x in lanes[t]) == list(range(1, len(trace)))
     assert [s.index for s in trace.steps if s.task == "MidTask"] == lanes["MidTask"]
     fault = player.figure.data[-1]
-    assert set(fault.y) == {"MidTask", "LoadTask"} and list(fault.x) == [len(trace)] * 2
+    assert set(fault.y) == {player._lane("MidTask"), player._lane("LoadTask")}
+    assert list(fault.x) == [len(trace)] * 2
+    ticks = dict(zip(player.figure.layout.yaxis.tickvals, player.figure.layout.yaxis.ticktext, strict=True))
+    assert [ticks[player._lane(t)] for t in trace.tasks] == trace.tasks  # idle StoreTask keeps its lane
     for i in range(len(trace)):
         player.show(i)
         assert player.figure.layout.shapes[0].x0 == i - 0.5

@@ -104,23 +104,30 @@ class ReplayPlayer(w.VBox):
             lane["x"].append(s.index)
             lane["hovertext"].append(f"{s.index}. {s.op} {s.entry}")
             lane["color"].append(_colour(s.op.stage))
-        out = [{"x": lane["x"], "y": [task] * len(lane["x"]), "hovertext": lane["hovertext"],
+        out = [{"x": lane["x"], "y": [self._lane(task)] * len(lane["x"]), "hovertext": lane["hovertext"],
                 "marker": {"color": lane["color"]}} for task, lane in lanes.items()]
         fault, x = self.trace.fault, len(self.trace.steps)
         who: list[tuple[str, str]] = []
         if fault.kind == "deadlock":
-            who = [(b["task"], f"blocked: {b['stage']}({b['resource']})") for b in fault.blocked]
+            who = [(b["task"], f"blocked: {b['stage']}") for b in fault.blocked]
         elif fault.kind == "race" and fault.writer and fault.victim:
-            who = [(fault.writer["task"], f"race: writes {fault.writer['resource']}"),
-                   (fault.victim["task"], f"race: {fault.victim['access']} {fault.victim['resource']}")]
-        out.append({"x": [x] * len(who), "y": [t for t, _ in who], "text": [m for _, m in who],
+            who = [(fault.writer["task"], f"writes {fault.writer['resource']}"),
+                   (fault.victim["task"], f"{fault.victim['access']} {fault.victim['resource']}")]
+        out.append({"x": [x] * len(who), "y": [self._lane(t) for t, _ in who], "text": [m for _, m in who],
                     "hovertext": [fault.message] * len(who)})
         return out
 
+    def _lane(self, task: str) -> int:
+        """Lanes are numbered top to bottom in task order (a numeric axis keeps idle tasks' lanes)."""
+        return len(self.tasks) - 1 - self.tasks.index(task)
+
     def _layout(self) -> dict[str, Any]:
         n = len(self.trace.steps)
-        return {"title": {"text": html.escape(self.trace.headline()), "font": {"size": 13}},
-                "xaxis": {"title": "step", "dtick": 1 if n <= 40 else None, "range": [-0.5, n + 2]}}
+        key = " ".join(f'<span style="color:{c}">&#9632;</span> {name}' for name, c in
+                       (("acquire/wait", _STAGE_COLOURS["Wait"]), ("work", _WORK_COLOUR),
+                        ("commit/release", _STAGE_COLOURS["Commit"])))
+        return {"title": {"text": f"{html.escape(self.trace.headline())} &nbsp; {key}", "font": {"size": 13}},
+                "xaxis": {"title": "step", "dtick": 1 if n <= 40 else None, "range": [-0.5, n + 1.5]}}
 
     def _make_figure(self) -> go.FigureWidget:
         lanes = self._lanes()
@@ -128,13 +135,15 @@ class ReplayPlayer(w.VBox):
                            hoverinfo="text", showlegend=False,
                            marker={"symbol": "square", "size": 13, **lane["marker"]})
                 for task, lane in zip(self.tasks, lanes, strict=False)]
-        data.append(go.Scatter(**lanes[-1], name="fault", mode="markers+text", textposition="middle right",
+        data.append(go.Scatter(**lanes[-1], name="fault", mode="markers+text", textposition="bottom center",
+                               textfont={"size": 10, "color": _FAULT_COLOUR}, cliponaxis=False,
                                marker={"symbol": "x", "size": 15, "color": _FAULT_COLOUR}, hoverinfo="text",
                                showlegend=False))
         fig = go.FigureWidget(data=data)
         fig.update_layout(self._layout(), height=110 + 40 * len(self.tasks),
                           margin={"l": 10, "r": 10, "t": 30, "b": 30},
-                          yaxis={"categoryorder": "array", "categoryarray": self.tasks[::-1]},
+                          yaxis={"tickvals": list(range(len(self.tasks))), "ticktext": self.tasks[::-1],
+                                 "range": [-0.7, len(self.tasks) - 0.4], "zeroline": False},
                           shapes=[{"type": "rect", "xref": "x", "yref": "paper", "x0": -0.5, "x1": 0.5,
                                    "y0": 0, "y1": 1, "fillcolor": "#8c959f", "opacity": 0.2,
                                    "line": {"width": 0}}])
