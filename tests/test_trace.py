@@ -229,3 +229,34 @@ def test_guarded_steps_and_two_tiles_map_back_to_their_entries():
     stores = [(s.task, s.entry.iteration, s.entry.tile) for s in trace.steps
               if s.op and s.op.label == "store" and s.entry.part == "1 of 2"]
     assert sorted(stores) == [("C", 2, 0), ("C", 2, 1), ("P", 0, 0), ("P", 0, 1)]
+
+
+def test_pdl_order_fault_is_traced_and_reported_by_the_explorer():
+    from cutlass.experimental.task_scheduling.enums import LoopGuard, ScheduleStage, ScheduleStageType
+    from cutlass.experimental.task_scheduling.resources import PdlLaunchBarrier, PdlWaitBarrier
+    from cutlass.experimental.task_scheduling.schedule_builder import ScheduleResult
+    from cutlass.experimental.task_scheduling.task import Task
+
+    from tslab.kernels._teaching import Sink
+
+    launch, wait = PdlLaunchBarrier(name="pdl_launch"), PdlWaitBarrier(name="pdl_wait")
+    out0, out1 = Sink(name="out0"), Sink(name="out1")
+    head, loop, always = ScheduleStageType.Head, ScheduleStageType.Loop, LoopGuard.Always
+
+    def sched(entries):
+        return ScheduleResult(schedule_list=entries, loop_start=0, loop_end=1, loop_step=1)
+
+    tasks = [Task(name="Early", src_resources=[], dst_resources=[launch, out0], warp_idx=0, num_warps=1,
+                  schedule=sched([(launch, ScheduleStage.ProducerWork, head, always, "launch_griddep"),
+                                  (out0, ScheduleStage.ProducerWork, loop, always, "store")])),
+             Task(name="Waiter", src_resources=[wait], dst_resources=[out1], warp_idx=1, num_warps=1,
+                  schedule=sched([(wait, ScheduleStage.ConsumerWork, head, always, "wait_griddep"),
+                                  (out1, ScheduleStage.ProducerWork, loop, always, "store")]))]
+    d = tslab.Design.from_tasks(tasks, {launch: [], wait: [], out0: [], out1: []}, name="pdl")
+    verdict = tslab.check(d)
+    assert verdict.trace.fault.kind == "pdl-order" and len(verdict.trace) == 1
+    assert verdict.trace.fault.message.startswith("Early pdl_launch: launch_griddep can execute before any")
+    ex = tslab.Explorer(d)
+    assert ex.status.kind == "pdl-order"
+    ex.step("Waiter")
+    assert ex.state.pdl_wait and ex.status.kind == "running"
