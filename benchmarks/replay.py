@@ -16,7 +16,7 @@ from typing import Any
 
 from tslab.core import replay
 from tslab.core.checker import run_checker
-from tslab.kernels import design
+from tslab.kernels import catalog, design
 
 REPEATS = 11
 
@@ -49,14 +49,11 @@ def _traced_and_viewed(tasks: list[Any]) -> None:
 
 
 def designs() -> dict[str, Any]:
-    return {
-        "demo_deadlock": design("demo_deadlock"),
-        "demo_race": design("demo_race"),
-        "tma_copy": design("tma_copy"),
-        "grid_stride_copy": design("grid_stride_copy"),
-        "tma_copy tiles=64 (synthetic)": design("tma_copy", tiles=64),
-        "3-task pipeline tiles=24 (synthetic)": design("demo_race", tiles=24, stages=2).with_alias_groups([]),
-    }
+    """Every catalog design, and two larger synthetic ones."""
+    out = {info.name: design(info.name) for info in catalog()}
+    out["tma_copy tiles=64 (synthetic)"] = design("tma_copy", tiles=64)
+    out["3-task pipeline tiles=24 (synthetic)"] = design("demo_race", tiles=24, stages=2).with_alias_groups([])
+    return out
 
 
 def trace_ratios() -> list[tuple[str, int, int, float, float, float]]:
