@@ -88,3 +88,15 @@ def test_replayed_states_equal_the_checkers_own_states():
         state = machine.advance(state, t)
         assert (state.prod_credits, state.cons_credits, state.held) == seen[state.cursors]
     assert state.cursors == res.race_states[0].cursors
+
+
+def test_an_expansion_tslab_cannot_map_fails_with_a_clear_error(monkeypatch):
+    original = ec._expand_task_for_check
+
+    def renamed_tags(task, skipped_tile, opaque_assignment=None):
+        return [(res, stage, cid, "H") for res, stage, cid, _tag in original(task, skipped_tile, opaque_assignment)]
+
+    trace = tslab.check(design("demo_deadlock")).trace
+    monkeypatch.setattr(ec, "_expand_task_for_check", renamed_tags)
+    with pytest.raises(hook.CheckerInternalsError, match=r"task 'LoadTask': the checker's step .* matches no entry"):
+        trace.steps  # noqa: B018  (views are built on first use)

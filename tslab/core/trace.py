@@ -252,28 +252,28 @@ def _entry_map(task: Any, skipped_tile: bool, num_tiles: int, opaque_assignment:
     expanded = ec._expand_task_for_check(task, skipped_tile, opaque_assignment)
     head, loop, tail = task.head_schedule_list, task.loop_schedule_list, task.tail_schedule_list
     origin: list[tuple[str, int, int | None]] = []
-    h = t = 0
+    found = {"head": 0, "tail": 0}
     pos, iteration = -1, 0
     for entry in expanded:
         tag = entry[3]
-        if tag in ("H", "SH"):
-            while not _same(head[h], entry):
-                h += 1
-            origin.append(("head", h, None))
-            h += 1
-        elif tag in ("T", "ST"):
-            while not _same(tail[t], entry):
-                t += 1
-            origin.append(("tail", t, None))
-            t += 1
+        if tag in ("H", "SH", "T", "ST"):
+            section = "head" if tag.endswith("H") else "tail"
+            listed = head if section == "head" else tail
+            i = next((i for i in range(found[section], len(listed)) if _same(listed[i], entry)), None)
+            if i is None:
+                raise _unmapped(task, entry)
+            origin.append((section, i, None))
+            found[section] = i + 1
+            continue
+        for _ in range(len(loop)):
+            pos += 1
+            if pos == len(loop):
+                pos, iteration = 0, iteration + 1
+            if _same(loop[pos], entry) and _tag_fits(loop[pos][3], tag):
+                break
         else:
-            for _ in range(len(loop) + 1):
-                pos += 1
-                if pos == len(loop):
-                    pos, iteration = 0, iteration + 1
-                if _same(loop[pos], entry) and _tag_fits(loop[pos][3], tag):
-                    break
-            origin.append(("loop", pos, iteration))
+            raise _unmapped(task, entry)
+        origin.append(("loop", pos, iteration))
     lists = {"head": head, "loop": loop, "tail": tail}
     one_tile = []
     for entry, (section, index, iteration) in zip(expanded, origin, strict=True):
@@ -286,6 +286,13 @@ def _entry_map(task: Any, skipped_tile: bool, num_tiles: int, opaque_assignment:
             one_tile.append({"task": task.name, "section": section, "index": index, "iteration": iteration,
                              "part": piece, "label": label})
     return [{**e, "tile": tile} for tile in range(num_tiles) for e in one_tile]
+
+
+def _unmapped(task: Any, entry: tuple) -> CheckerInternalsError:
+    return CheckerInternalsError(
+        f"tslab.core.trace: task '{task.name}': the checker's step {entry[1].name}({entry[0].name}) tag "
+        f"{entry[3]!r} matches no entry of the task's schedule lists; update tslab/core/trace.py for "
+        f"nvidia-cutlass-dsl {ts_version()}")
 
 
 def _same(listed: tuple, expanded: tuple) -> bool:
