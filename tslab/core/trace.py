@@ -22,9 +22,10 @@ from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from ..errors import TslabError
 
 SUPPORTED = "4.8."
-_HOOKED = ("_advance_one_task", "_compute_enabled_tasks", "_HeldStateTracker", "_find_races_at_state",
-           "_next_point_accesses", "_blocked_tasks_for_deadlock", "_expand_task_for_check",
-           "_explode_sync_work", "_entry_consumer_work_phase", "_BfsState", "_CheckerContext", "_StepInfo")
+_USED = (  # every private name of the checker this module reads
+    "_advance_one_task", "_compute_enabled_tasks", "_HeldStateTracker", "_find_races_at_state",
+    "_next_point_accesses", "_blocked_tasks_for_deadlock", "_expand_task_for_check",
+    "_explode_sync_work", "_entry_consumer_work_phase", "_BfsState", "_CheckerContext", "_StepInfo")
 _CONTEXT_FIELDS = ("task_names", "n_tasks", "schedule_lens", "cursor_strides", "credit_key_order",
                    "schedule_steps", "id_to_res", "alias_map", "prod_alias_map", "cons_alias_map",
                    "overlap_descs", "domain_rids")
@@ -48,7 +49,7 @@ def ts_version() -> str:
 def require_internals() -> None:
     """Fail with a clear message when the checker's private API differs from 4.8.x."""
     version = ts_version()
-    missing = _missing_internals(tuple(getattr(ec, n, None) for n in _HOOKED))
+    missing = _missing_internals(tuple(getattr(ec, n, None) for n in _USED))
     if missing or not version.startswith(SUPPORTED):
         raise CheckerInternalsError(
             f"tslab.core.trace: nvidia-cutlass-dsl {version} "
@@ -59,7 +60,7 @@ def require_internals() -> None:
 @functools.lru_cache(maxsize=4)
 def _missing_internals(found: tuple[Any, ...]) -> list[str]:
     """Names of the hooked internals (and their fields) absent; cached per set of objects found."""
-    missing = [n for n, obj in zip(_HOOKED, found, strict=True) if obj is None]
+    missing = [n for n, obj in zip(_USED, found, strict=True) if obj is None]
     fields = {"_CheckerContext": _CONTEXT_FIELDS, "_BfsState": _STATE_FIELDS}
     for cls, names in fields.items():
         known = getattr(getattr(ec, cls, None), "__dataclass_fields__", {})
