@@ -260,3 +260,9 @@ def test_pdl_order_fault_is_traced_and_reported_by_the_explorer():
     assert ex.status.kind == "pdl-order"
     ex.step("Waiter")
     assert ex.state.pdl_wait and ex.status.kind == "running"
+
+
+def test_a_state_limit_is_named_when_nothing_is_found():
+    with pytest.raises(DesignError, match=r"neither a fault nor a run to completion within max_states=5\n"
+                                          r"  hint: raise max_states"):
+        tslab.trace(design("tma_copy"), max_states=5)

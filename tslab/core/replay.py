@@ -209,7 +209,8 @@ def trace(design: Any, to: str | None = None, *, max_states: int = 1_000_000) ->
             key = hook.cursor_key(rec, cursors)
             if key in rec.parent or key == 0:
                 return build(tasks, runs[0], rec, complete_fault(cursors), name)
-    what = {"complete": "no interleaving runs to completion"}.get(to or "", f"the checker finds no {to}")
+    what = {"complete": "no interleaving runs to completion",
+            None: "the checker found neither a fault nor a run to completion"}.get(to, f"the checker finds no {to}")
     limit = f" within max_states={max_states}" if limit_hit else ""
     hint = ("raise max_states or shorten the loop domain" if limit_hit else
             "call tslab.check(design) to see what it reports, or ask for another ending, e.g. to='complete'")
