@@ -54,6 +54,24 @@ def test_navigation_clamps_and_panel_shows_state(no_checker):
     assert player.play.max == player.slider.max == len(trace) - 1
 
 
+def test_arrow_keys_step_the_trace():
+    player = ReplayPlayer(tslab.check(design("demo_deadlock")).trace)
+
+    def press(delta):  # what the front end sends for one key press: both traits in one update
+        with player.arrow_keys.hold_trait_notifications():
+            player.arrow_keys.delta = delta
+            player.arrow_keys.pressed += 1
+
+    press(1)
+    press(1)
+    assert player.index == 2
+    press(-1)
+    assert player.index == 1
+    press(10**9)  # End
+    assert player.index == len(player.trace) - 1
+    assert "ArrowLeft" in player.arrow_keys._esm
+
+
 def test_explorer_mode_buttons_follow_the_checker():
     ex = Explorer(design("demo_deadlock"))
     player = ReplayPlayer(ex)

@@ -1,7 +1,7 @@
 """``ReplayPlayer``: step through a checker trace, or play the scheduler, in a notebook.
 
-A swimlane chart (one lane per task, one column per step, the fault marked in red), step buttons, a slider
-(arrow keys step it once it has focus), autoplay, and a state panel: full/empty credits per stage as small
+A swimlane chart (one lane per task, one column per step, the fault marked in red), step buttons, a slider,
+arrow keys (:class:`KeyNav`, once focused), autoplay, and a state panel: full/empty credits per stage as small
 bars, held sets, and each task's next op. The model computes, the view draws: every step's state comes from
 the :class:`~tslab.core.trace_model.Trace` (precomputed) or the :class:`~tslab.core.explorer.Explorer`
 (one checker transition per click); stepping never re-runs the checker.
@@ -10,10 +10,13 @@ the :class:`~tslab.core.trace_model.Trace` (precomputed) or the :class:`~tslab.c
 from __future__ import annotations
 
 import html
+from pathlib import Path
 from typing import Any
 
+import anywidget
 import ipywidgets as w
 import plotly.graph_objects as go
+import traitlets
 
 from ..core.explorer import Explorer
 from ..core.trace_model import State, Step, Trace
@@ -26,6 +29,14 @@ _FAULT_COLOUR = "#cf222e"
 
 def _colour(stage: str) -> str:
     return next((c for key, c in _STAGE_COLOURS.items() if stage.endswith(key)), _WORK_COLOUR)
+
+
+class KeyNav(anywidget.AnyWidget):
+    """A focusable strip that reports Left/Right/Home/End presses as ``delta`` (each press bumps ``pressed``)."""
+
+    _esm = Path(__file__).parent / "static" / "keynav.js"
+    pressed = traitlets.Int(0).tag(sync=True)
+    delta = traitlets.Int(0).tag(sync=True)
 
 
 class ReplayPlayer(w.VBox):
@@ -59,7 +70,9 @@ class ReplayPlayer(w.VBox):
         self.moves = w.HBox()
         self.message = w.HTML()
         self.slider.observe(lambda change: self._render(change["new"]), names="value")
-        controls = w.HBox([*self.nav, self.play, self.slider])
+        self.arrow_keys = KeyNav()
+        self.arrow_keys.observe(lambda _change: self.show(self.index + self.arrow_keys.delta), names="pressed")
+        controls = w.HBox([*self.nav, self.play, self.slider, self.arrow_keys])
         parts = [self.figure, controls, self.caption, self.moves, self.message, self.panel]
         super().__init__(parts, **kwargs)
         self._render(0)
