@@ -60,10 +60,12 @@ class ReplayPlayer(w.VBox):
                                   layout=w.Layout(width="420px"))
         self.play = w.Play(value=0, min=0, max=last, interval=600, description="autoplay")
         w.jslink((self.play, "value"), (self.slider, "value"))
-        buttons = [("⏮", lambda _: self.show(0)), ("◀", lambda _: self.show(self.index - 1)),
-                   ("▶", lambda _: self.show(self.index + 1)), ("⏭", lambda _: self.show(self.slider.max))]
-        self.nav = [w.Button(description=d, layout=w.Layout(width="40px")) for d, _ in buttons]
-        for button, (_, fn) in zip(self.nav, buttons, strict=True):
+        buttons = [("fast-backward", "first step", lambda _: self.show(0)),
+                   ("step-backward", "previous step", lambda _: self.show(self.index - 1)),
+                   ("step-forward", "next step", lambda _: self.show(self.index + 1)),
+                   ("fast-forward", "last step", lambda _: self.show(self.slider.max))]
+        self.nav = [w.Button(icon=icon, tooltip=tip, layout=w.Layout(width="40px")) for icon, tip, _ in buttons]
+        for button, (_, _, fn) in zip(self.nav, buttons, strict=True):
             button.on_click(fn)
         self.caption = w.HTML()
         self.panel = w.HTML()
@@ -104,7 +106,8 @@ class ReplayPlayer(w.VBox):
         step = steps[index]
         with self.figure.batch_update():
             self.figure.layout.shapes[0].update(x0=index - 0.5, x1=index + 0.5)
-        self.caption.value = _caption(step, self.trace, index == len(steps) - 1)
+        at_end = index == len(steps) - 1 and self.explorer is None  # an Explorer shows its status below
+        self.caption.value = _caption(step, self.trace, at_end)
         self.panel.value = _panel(step.state, self._scale)
         if self.explorer is not None:
             self._refresh_moves(index == len(steps) - 1)
@@ -175,9 +178,10 @@ class ReplayPlayer(w.VBox):
                               button_style="primary" if move else "")
             button.on_click(lambda _b, t=task: self.step(t))
             buttons.append(button)
-        undo = w.Button(description="undo", disabled=len(self.explorer.history) == 1 or not at_end)
+        undo = w.Button(description="undo", disabled=len(self.explorer.history) == 1 or not at_end,
+                        layout=w.Layout(width="auto"))
         undo.on_click(lambda _b: self.undo())
-        reset = w.Button(description="reset", disabled=len(self.explorer.history) == 1)
+        reset = w.Button(description="reset", disabled=len(self.explorer.history) == 1, layout=w.Layout(width="auto"))
         reset.on_click(lambda _b: self.reset())
         self.moves.children = [*buttons, undo, reset]
         status = self.explorer.status
@@ -257,7 +261,7 @@ def _panel(state: State, scale: int) -> str:
     nexts = "".join(
         f"<tr><td>{html.escape(t)}</td><td style='color:{colours[n.status]}'>{n.status}</td>"
         f"<td><code>{html.escape(str(n.op) if n.op else '')}</code></td>"
-        f"<td>{html.escape(n.waits_for)}</td></tr>"
+        f"<td style='font-size:11px;max-width:320px'>{html.escape(n.waits_for)}</td></tr>"
         for t, n in state.next_ops.items())
     return ('<div style="display:flex;gap:24px;font-size:12px">'
             f"<div><b>credits</b>{credits}</div>"

@@ -2,7 +2,8 @@
 function render({ model, el }) {
   el.tabIndex = 0;
   el.setAttribute("data-lm-suppress-shortcuts", "true");
-  el.textContent = "\u2190 / \u2192 : click here, then use the arrow keys to step";
+  el.textContent = "\u2190 \u2192 keys";
+  el.title = "click here, then step with the Left/Right arrow keys (Home/End: first/last step)";
   el.style.cssText = "font-size:11px;color:#57606a;padding:2px 6px;border:1px dashed #d0d7de;" +
     "border-radius:4px;cursor:pointer;user-select:none;width:fit-content";
   el.addEventListener("keydown", (event) => {
