@@ -57,10 +57,8 @@ def test_navigation_clamps_and_panel_shows_state(no_checker):
 def test_arrow_keys_step_the_trace():
     player = ReplayPlayer(tslab.check(design("demo_deadlock")).trace)
 
-    def press(delta):  # what the front end sends for one key press: both traits in one update
-        with player.arrow_keys.hold_trait_notifications():
-            player.arrow_keys.delta = delta
-            player.arrow_keys.pressed += 1
+    def press(delta):  # the message the front end sends for one key press
+        player.arrow_keys._handle_custom_msg({"delta": delta}, [])
 
     press(1)
     press(1)

@@ -16,7 +16,6 @@ from typing import Any
 import anywidget
 import ipywidgets as w
 import plotly.graph_objects as go
-import traitlets
 
 from ..core.explorer import Explorer
 from ..core.trace_model import State, Step, Trace
@@ -32,11 +31,13 @@ def _colour(stage: str) -> str:
 
 
 class KeyNav(anywidget.AnyWidget):
-    """A focusable strip that reports Left/Right/Home/End presses as ``delta`` (each press bumps ``pressed``)."""
+    """A focusable strip that sends one ``{"delta": n}`` message per Left/Right/Home/End key press."""
 
     _esm = Path(__file__).parent / "static" / "keynav.js"
-    pressed = traitlets.Int(0).tag(sync=True)
-    delta = traitlets.Int(0).tag(sync=True)
+
+    def on_step(self, callback: Any) -> None:
+        """Call ``callback(delta)`` for each key press."""
+        self.on_msg(lambda _w, content, _b: callback(int(content.get("delta", 0))))
 
 
 class ReplayPlayer(w.VBox):
@@ -73,7 +74,7 @@ class ReplayPlayer(w.VBox):
         self.message = w.HTML()
         self.slider.observe(lambda change: self._render(change["new"]), names="value")
         self.arrow_keys = KeyNav()
-        self.arrow_keys.observe(lambda _change: self.show(self.index + self.arrow_keys.delta), names="pressed")
+        self.arrow_keys.on_step(lambda delta: self.show(self.index + delta))
         controls = w.HBox([*self.nav, self.play, self.slider, self.arrow_keys])
         parts = [self.figure, controls, self.caption, self.moves, self.message, self.panel]
         super().__init__(parts, **kwargs)

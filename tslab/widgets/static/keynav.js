@@ -11,9 +11,7 @@ function render({ model, el }) {
     if (delta === undefined) return;
     event.preventDefault();
     event.stopPropagation();
-    model.set("pressed", model.get("pressed") + 1);
-    model.set("delta", delta);
-    model.save_changes();
+    model.send({ delta });  // one message per press: no synced state to race with its echo
   });
   el.addEventListener("focus", () => { el.style.borderColor = "#0969da"; });
   el.addEventListener("blur", () => { el.style.borderColor = "#d0d7de"; });
