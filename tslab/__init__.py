@@ -4,9 +4,13 @@ from . import fake
 from .capture import CaptureError, CaptureResult, capture, capture_all, capture_file
 from .core.check import check
 from .core.design import Design
+from .core.explorer import Explorer, MoveError
+from .core.replay import trace
+from .core.trace_model import Trace
 from .core.verdict import Verdict
 from .errors import DesignError, Issue, TslabError, TslabWarning
 
 __version__ = "0.1.0"
-__all__ = ["CaptureError", "CaptureResult", "Design", "DesignError", "Issue", "TslabError", "TslabWarning",
-           "Verdict", "__version__", "capture", "capture_all", "capture_file", "check", "fake"]
+__all__ = ["CaptureError", "CaptureResult", "Design", "DesignError", "Explorer", "Issue", "MoveError", "Trace",
+           "TslabError", "TslabWarning", "Verdict", "__version__", "capture", "capture_all", "capture_file", "check",
+           "fake", "trace"]

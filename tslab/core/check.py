@@ -20,6 +20,7 @@ from cutlass.experimental.task_scheduling.task_manager import TaskManager
 from ..errors import DesignError, Issue
 from .blueprint import DEFAULT_SMEM_CAPACITY, DEFAULT_TMEM_CAPACITY, Lowered
 from .checker import CheckerResult, run_checker
+from .replay import trace_from_result
 from .tables import LAYOUT_COLUMNS, SCHEDULE_COLUMNS, alias_savings, layout_table, schedule_table
 from .verdict import Verdict
 
@@ -135,7 +136,7 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
             errors.append(Issue("schedule", "TaskManager", " ".join(str(exc).split()) or type(exc).__name__,
                                 _HINTS["schedule"]))
         try:
-            result = run_checker(bp.tasks, max_states=max_states,
+            result = run_checker(bp.tasks, max_states=max_states, record=True,
                                  assume_pdl_wait_completed=bp.assume_pdl_wait_completed)
         except Exception as exc:
             result = CheckerResult(verdict="not-run", max_states=max_states)
@@ -153,9 +154,10 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
         errors = [e for e in errors if e.kind != "deadlock"]
     errors.extend(checker_issues)
     smem, tmem = lowered.smem_allocator, lowered.tmem_allocator
+    counterexample = trace_from_result(bp.tasks, result, getattr(design, "kernel", "design"))
     return Verdict(
         design=design, errors=errors, layout=layout_table(smem, tmem), schedule=schedule_table(bp.tasks),
         checker=result, report=out.getvalue(), smem_total=smem.total if smem else 0, smem_capacity=capacity,
         tmem_total=tmem.total if tmem else 0, tmem_capacity=tmem_capacity,
         barrier_bytes=smem.barrier_smem_bytes if smem else 0, alias_savings=alias_savings(smem),
-        seconds=time.perf_counter() - started, warnings=other)
+        seconds=time.perf_counter() - started, warnings=other, trace=counterexample)

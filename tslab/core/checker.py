@@ -18,6 +18,8 @@ from cutlass.experimental.task_scheduling.task_manager import (
     _opaque_assignments,
 )
 
+from .trace import internals_ok, recording
+
 
 @dataclass(frozen=True)
 class CheckerRun:
@@ -27,10 +29,12 @@ class CheckerRun:
     skipped_tile: bool
     opaque_assignment: dict | None
     context: str
+    assume_pdl_wait_completed: bool = False
 
     def kwargs(self, max_states: int) -> dict[str, Any]:
         return {"num_tiles": self.num_tiles, "skipped_tile": self.skipped_tile, "max_states": max_states,
-                "opaque_assignment": self.opaque_assignment}
+                "opaque_assignment": self.opaque_assignment,
+                "assume_pdl_wait_completed": self.assume_pdl_wait_completed}
 
 
 @dataclass
@@ -49,13 +53,15 @@ class CheckerResult:
     pdl_order: list[dict[str, Any]] = field(default_factory=list)
     failed_run: CheckerRun | None = None
     raw: Any = field(default=None, repr=False)
+    recording: Any = field(default=None, repr=False)
+    first_run: CheckerRun | None = None
 
     @property
     def is_safe(self) -> bool:
         return self.verdict == "safe"
 
 
-def planned_runs(tasks: list[Any]) -> list[CheckerRun]:
+def planned_runs(tasks: list[Any], *, assume_pdl_wait_completed: bool = False) -> list[CheckerRun]:
     """The checker runs ``TaskManager._exhaustive_aliasing_races`` would make for these tasks."""
     persistent = any(isinstance(r, WorkQueue) for t in tasks for r in (*t.src_resources, *t.dst_resources))
     num_tiles = 2 if persistent else 1
@@ -64,9 +70,10 @@ def planned_runs(tasks: list[Any]) -> list[CheckerRun]:
     runs = []
     for assignment in assignments:
         label = _format_opaque_assignment(assignment) if len(assignments) > 1 else ""
-        runs.append(CheckerRun(num_tiles, False, assignment, label))
+        runs.append(CheckerRun(num_tiles, False, assignment, label, assume_pdl_wait_completed))
         if skip:
-            runs.append(CheckerRun(num_tiles, True, assignment, (label + ", " if label else "") + "skipped tile"))
+            runs.append(CheckerRun(num_tiles, True, assignment, (label + ", " if label else "") + "skipped tile",
+                                   assume_pdl_wait_completed))
     return runs
 
 
@@ -90,13 +97,27 @@ def _pdl_record(p: Any) -> dict[str, Any]:
 
 
 def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True,
-                assume_pdl_wait_completed: bool = False) -> CheckerResult:
-    """Run every planned checker pass until one is unsafe; sums states over the passes run."""
+                record: bool = False, assume_pdl_wait_completed: bool = False) -> CheckerResult:
+    """Run every planned checker pass until one is unsafe; sums states over the passes run.
+
+    With ``record=True`` each pass is recorded (:mod:`tslab.core.trace`); ``recording`` keeps the failing
+    pass's recording (the first pass's when all are safe), from which
+    :func:`tslab.core.replay.trace_from_result` rebuilds the counterexample.
+    """
     total = CheckerResult(verdict="safe", max_states=max_states)
-    for run in planned_runs(tasks):
-        res = ec.check_all_interleavings(tasks, verbose=verbose, assume_pdl_wait_completed=assume_pdl_wait_completed,
-                                         **run.kwargs(max_states))
+    record = record and internals_ok()
+    runs = planned_runs(tasks, assume_pdl_wait_completed=assume_pdl_wait_completed)
+    total.first_run = runs[0]
+    for run in runs:
+        rec = None
+        if record:
+            with recording() as rec:
+                res = ec.check_all_interleavings(tasks, verbose=verbose, **run.kwargs(max_states))
+        else:
+            res = ec.check_all_interleavings(tasks, verbose=verbose, **run.kwargs(max_states))
         total.runs += 1
+        if total.recording is None:
+            total.recording = rec
         total.states_explored += res.states_explored
         total.complete_count += res.complete_count
         total.hit_state_limit |= bool(res.hit_state_limit)
@@ -106,7 +127,7 @@ def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True,
             total.races = [_race_record(r) for r in res.race_states]
             total.pdl_order = [_pdl_record(p) for p in res.pdl_order_states]
             total.verdict = "deadlock" if total.deadlocks else "race" if total.races else "pdl-order"
-            total.context, total.failed_run, total.raw = run.context, run, res
+            total.context, total.failed_run, total.raw, total.recording = run.context, run, res, rec
             return total
     if total.hit_state_limit:
         total.verdict = "not-proven"

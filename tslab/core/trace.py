@@ -1,0 +1,306 @@
+"""The one hook into the exhaustive checker's private state (pinned to nvidia-cutlass-dsl 4.8.x).
+
+``check_all_interleavings`` returns counterexample cursors but no path. While it runs, :func:`recording`
+wraps the module globals it calls (``_advance_one_task``, ``_compute_enabled_tasks``, ``_HeldStateTracker``)
+to record each state's BFS parent and the task that moved (first discovery = the BFS parent, since the visited
+set is keyed on cursors). :class:`Machine` then re-applies the checker's own transition, enabledness, deadlock
+and race functions from the initial state. Nothing here re-implements a checker rule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.metadata
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from cutlass.experimental.task_scheduling import exhaustive_checker as ec
+
+from ..errors import TslabError
+
+SUPPORTED = "4.8."
+_USED = (  # every private name of the checker this module reads
+    "_advance_one_task", "_compute_enabled_tasks", "_HeldStateTracker", "_find_races_at_state",
+    "_next_point_accesses", "_blocked_tasks_for_deadlock", "_expand_task_for_check",
+    "_explode_sync_work", "_entry_consumer_work_phase", "_BfsState", "_CheckerContext", "_StepInfo")
+_CONTEXT_FIELDS = ("task_names", "n_tasks", "schedule_lens", "cursor_strides", "credit_key_order",
+                   "schedule_steps", "id_to_res", "alias_map", "prod_alias_map", "cons_alias_map",
+                   "overlap_descs", "domain_rids")
+_STATE_FIELDS = ("cursors", "cursor_key", "prod_credits", "cons_credits", "held", "has_executed_pdl_wait")
+_LOCK = threading.RLock()
+_TASK_BITS = 8  # parents are packed into one int: no tuple per recorded state
+
+
+class CheckerInternalsError(TslabError, RuntimeError):
+    """The installed TS checker no longer has the private pieces replay relies on."""
+
+
+@functools.cache
+def ts_version() -> str:
+    try:
+        return importlib.metadata.version("nvidia-cutlass-dsl")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def require_internals() -> None:
+    """Fail with a clear message when the checker's private API differs from 4.8.x."""
+    version = ts_version()
+    missing = _missing_internals(tuple(getattr(ec, n, None) for n in _USED))
+    if missing or not version.startswith(SUPPORTED):
+        raise CheckerInternalsError(
+            f"tslab.core.trace: nvidia-cutlass-dsl {version} "
+            + (f"lacks the checker internals {', '.join(missing)}" if missing else "is not a 4.8.x release")
+            + f"; install nvidia-cutlass-dsl=={SUPPORTED}1 or update tslab/core/trace.py for this release")
+
+
+@functools.lru_cache(maxsize=4)
+def _missing_internals(found: tuple[Any, ...]) -> list[str]:
+    """Names of the hooked internals (and their fields) absent; cached per set of objects found."""
+    missing = [n for n, obj in zip(_USED, found, strict=True) if obj is None]
+    fields = {"_CheckerContext": _CONTEXT_FIELDS, "_BfsState": _STATE_FIELDS}
+    for cls, names in fields.items():
+        known = getattr(getattr(ec, cls, None), "__dataclass_fields__", {})
+        missing += [f"{cls}.{n}" for n in names if n not in known]
+    return missing
+
+
+def internals_ok() -> bool:
+    """True when :func:`require_internals` would pass."""
+    try:
+        require_internals()
+    except CheckerInternalsError:
+        return False
+    return True
+
+
+@dataclass
+class Recording:
+    """What one recorded checker run left: BFS parents, initial state, context and held-state tracker."""
+
+    parent: dict[int, int] = field(default_factory=dict)  # cursor_key -> parent key << _TASK_BITS | task
+    initial: Any = None
+    context: Any = None
+    tracker: Any = None
+
+
+@contextlib.contextmanager
+def recording(parents: bool = True) -> Iterator[Recording]:
+    """Record the next ``check_all_interleavings`` run in this thread; always restores the checker."""
+    require_internals()
+    rec = Recording()
+    owner = threading.get_ident()
+    with _LOCK:
+        orig_advance, orig_enabled = ec._advance_one_task, ec._compute_enabled_tasks
+        orig_tracker = ec._HeldStateTracker
+        setdefault = rec.parent.setdefault
+
+        def advance(state: Any, task_idx: int, context: Any, tracker: Any, verbose: bool) -> Any:
+            succ = orig_advance(state, task_idx, context, tracker, verbose)
+            if threading.get_ident() == owner:
+                setdefault(succ.cursor_key, (state.cursor_key << _TASK_BITS) | task_idx)
+            return succ
+
+        def enabled(state: Any, context: Any) -> Any:
+            if threading.get_ident() == owner and rec.context is None:
+                rec.initial, rec.context = state, context
+                ec._compute_enabled_tasks = orig_enabled  # only the first call is needed
+            return orig_enabled(state, context)
+
+        def tracker(completion: Any) -> Any:
+            made = orig_tracker(completion)
+            if threading.get_ident() == owner and rec.tracker is None:
+                rec.tracker = made
+            return made
+
+        ec._compute_enabled_tasks, ec._HeldStateTracker = enabled, tracker
+        if parents:
+            ec._advance_one_task = advance
+        try:
+            yield rec
+        finally:
+            ec._advance_one_task, ec._compute_enabled_tasks = orig_advance, orig_enabled
+            ec._HeldStateTracker = orig_tracker
+
+
+def path_to(rec: Recording, cursors: tuple[int, ...]) -> list[int]:
+    """Task indices from the initial state to ``cursors`` along the BFS tree."""
+    key = cursor_key(rec, cursors)
+    path = []
+    while key:
+        if key not in rec.parent:
+            raise TslabError(f"trace: state {tuple(cursors)} was not reached by the recorded checker run; "
+                             "record the same run that reported it")
+        packed = rec.parent[key]
+        key, task = packed >> _TASK_BITS, packed & ((1 << _TASK_BITS) - 1)
+        path.append(task)
+    return path[::-1]
+
+
+def cursor_key(rec: Recording, cursors: tuple[int, ...]) -> int:
+    """The checker's packed visited-set key of ``cursors``."""
+    return sum(c * s for c, s in zip(cursors, rec.context.cursor_strides, strict=True))
+
+
+def complete_cursors(rec: Recording) -> tuple[int, ...]:
+    return tuple(rec.context.schedule_lens)
+
+
+class Machine:
+    """The checker's own step, enabledness, deadlock and race functions over one checker run's context."""
+
+    def __init__(self, tasks: list[Any], rec: Recording, *, skipped_tile: bool, num_tiles: int,
+                 opaque_assignment: dict | None) -> None:
+        if rec.context is None or rec.tracker is None:
+            raise TslabError("trace: the recorded checker run built no context; "
+                             "it must run on at least one task")
+        self.tasks, self.context, self.tracker, self.initial = tasks, rec.context, rec.tracker, rec.initial
+        ctx = self.context
+        self.task_names: list[str] = list(ctx.task_names)
+        self.names = {rid: getattr(r, "name", str(rid)) for rid, r in ctx.id_to_res.items()}
+        # credits of pipelined resources (and pipeline groups) only: the rest stay 0 and would be noise
+        self.credit_slots = [i for i, (rid, _) in enumerate(ctx.credit_key_order)
+                             if getattr(ctx.id_to_res.get(rid), "pipeline_config", None) is not None]
+        self.credit_names = [f"{self.names.get(rid, rid)}[{stage}]"
+                             for rid, stage in (ctx.credit_key_order[i] for i in self.credit_slots)]
+        self._expansion = (skipped_tile, num_tiles, opaque_assignment)
+        self.views: Any = None  # public Op/Entry objects, built by tslab.core.replay on first use
+
+    @functools.cached_property
+    def entries(self) -> list[list[dict[str, Any]]]:
+        """Per task and checker cursor: the user's schedule entry that step comes from."""
+        ctx = self.context
+        out = [_entry_map(t, *self._expansion) for t in self.tasks]
+        for ti, entries in enumerate(out):
+            if len(entries) != ctx.schedule_lens[ti]:
+                raise CheckerInternalsError(
+                    f"tslab.core.trace: task '{self.task_names[ti]}' expands to {len(entries)} steps but the "
+                    f"checker has {ctx.schedule_lens[ti]}; update tslab/core/trace.py for nvidia-cutlass-dsl "
+                    f"{ts_version()}")
+        return out
+
+    @functools.cached_property
+    def ops(self) -> list[list[tuple[str, str, str | None]]]:
+        """Per task and checker cursor: ``(stage, resource, label)``."""
+        ctx = self.context
+        return [[(info.stage.name, self.names.get(info.rid, info.res.name), entry["label"])
+                 for info, entry in zip(ctx.schedule_steps[ti], self.entries[ti], strict=True)]
+                for ti in range(ctx.n_tasks)]
+
+    # -- the checker's functions -------------------------------------------------------------------
+    def advance(self, state: Any, task_idx: int) -> Any:
+        return ec._advance_one_task(state, task_idx, self.context, self.tracker, False)
+
+    def enabled(self, state: Any) -> tuple[list[int], bool]:
+        en = ec._compute_enabled_tasks(state, self.context)
+        return [i for i in range(self.context.n_tasks) if en.contains(i)], en.all_done
+
+    def races(self, state: Any) -> list[Any]:
+        ctx = self.context
+        if not ctx.alias_map:
+            return []
+        en = ec._compute_enabled_tasks(state, ctx)
+        accesses = ec._next_point_accesses(state, en, ctx)
+        return ec._find_races_at_state(state.held, accesses, ctx.alias_map, ctx.prod_alias_map,
+                                       ctx.cons_alias_map, ctx.overlap_descs, ctx.id_to_res, ctx.task_names,
+                                       state.cursors, ctx.domain_rids)
+
+    def blocked(self, state: Any) -> list[Any]:
+        """``BlockedTaskInfo`` of every task whose next op lacks a credit."""
+        return ec._blocked_tasks_for_deadlock(state, self.context)[1]
+
+    def deadlock(self, state: Any) -> Any:
+        """The checker's ``DeadlockInfo`` for ``state`` (meaningful when no task is enabled)."""
+        info, details = ec._blocked_tasks_for_deadlock(state, self.context)
+        return ec.DeadlockInfo(cursors=state.cursors, blocked_tasks=info, blocked_details=details)
+
+    def pdl_order(self, state: Any, enabled: list[int]) -> Any:
+        """The checker's ``PdlOrderInfo`` when an enabled op launches dependents before any PDL wait."""
+        if state.has_executed_pdl_wait:
+            return None
+        for t in enabled:
+            info = self.step_info(state, t)
+            if info.is_pdl_launch:
+                return ec.PdlOrderInfo(cursors=state.cursors, launch_task=self.task_names[t],
+                                       launch_resource=info.res.name)
+        return None
+
+    def step_info(self, state: Any, task_idx: int) -> Any:
+        return self.context.schedule_steps[task_idx][state.cursors[task_idx]]
+
+    def done(self, state: Any, task_idx: int) -> bool:
+        return state.cursors[task_idx] >= self.context.schedule_lens[task_idx]
+
+    # -- reading a state ---------------------------------------------------------------------------
+    def credits(self, values: tuple[int, ...]) -> dict[str, int]:
+        return {name: values[i] for name, i in zip(self.credit_names, self.credit_slots, strict=True)}
+
+    def held(self, state: Any) -> dict[str, list[tuple[str, str, int, int]]]:
+        names = self.task_names
+        return {self.names.get(rid, str(rid)): [(a, names[t], slot, gen) for a, t, slot, gen in ents]
+                for rid, ents in state.held.items() if ents}
+
+    def op(self, task_idx: int, cursor: int) -> tuple[str, str, str | None]:
+        """``(stage, resource, label)`` of ``task_idx``'s op at ``cursor``."""
+        return self.ops[task_idx][cursor]
+
+
+def _entry_map(task: Any, skipped_tile: bool, num_tiles: int, opaque_assignment: dict | None) -> list[dict]:
+    """Where each of the checker's steps of ``task`` comes from in the user's head/loop/tail lists."""
+    expanded = ec._expand_task_for_check(task, skipped_tile, opaque_assignment)
+    head, loop, tail = task.head_schedule_list, task.loop_schedule_list, task.tail_schedule_list
+    origin: list[tuple[str, int, int | None]] = []
+    found = {"head": 0, "tail": 0}
+    pos, iteration = -1, 0
+    for entry in expanded:
+        tag = entry[3]
+        if tag in ("H", "SH", "T", "ST"):
+            section = "head" if tag.endswith("H") else "tail"
+            listed = head if section == "head" else tail
+            i = next((i for i in range(found[section], len(listed)) if _same(listed[i], entry)), None)
+            if i is None:
+                raise _unmapped(task, entry)
+            origin.append((section, i, None))
+            found[section] = i + 1
+            continue
+        for _ in range(len(loop)):
+            pos += 1
+            if pos == len(loop):
+                pos, iteration = 0, iteration + 1
+            if _same(loop[pos], entry) and _tag_fits(loop[pos][3], tag):
+                break
+        else:
+            raise _unmapped(task, entry)
+        origin.append(("loop", pos, iteration))
+    lists = {"head": head, "loop": loop, "tail": tail}
+    one_tile = []
+    for entry, (section, index, iteration) in zip(expanded, origin, strict=True):
+        parts = ec._explode_sync_work([[entry]])[0]
+        label = lists[section][index][-1] or None
+        for n, part in enumerate(parts):
+            phase = ec._entry_consumer_work_phase(part)
+            piece = phase.replace("cons_", "").replace("_", " ") if phase else \
+                f"{n + 1} of {len(parts)}" if len(parts) > 1 else None
+            one_tile.append({"task": task.name, "section": section, "index": index, "iteration": iteration,
+                             "part": piece, "label": label})
+    return [{**e, "tile": tile} for tile in range(num_tiles) for e in one_tile]
+
+
+def _unmapped(task: Any, entry: tuple) -> CheckerInternalsError:
+    return CheckerInternalsError(
+        f"tslab.core.trace: task '{task.name}': the checker's step {entry[1].name}({entry[0].name}) tag "
+        f"{entry[3]!r} matches no entry of the task's schedule lists; update tslab/core/trace.py for "
+        f"nvidia-cutlass-dsl {ts_version()}")
+
+
+def _same(listed: tuple, expanded: tuple) -> bool:
+    return listed[0] is expanded[0] and listed[1] == expanded[1] and listed[2] == expanded[2]
+
+
+def _tag_fits(guard: Any, tag: str) -> bool:
+    name = "Always" if guard is None else getattr(guard, "name", None)
+    want = {"": "Always", "F": "FirstIter", "L": "LastIter"}.get(tag)
+    return name == want if want else name not in ("Always", "FirstIter", "LastIter")
