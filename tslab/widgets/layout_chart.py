@@ -46,6 +46,9 @@ class LayoutChart(widgets.VBox):
         self.data: dict[str, Any] = {}
         self.update(verdict)
 
+    def __repr__(self) -> str:
+        return f"LayoutChart({summary_text(self.data['layout'])})" if self.data else "LayoutChart()"
+
     def update(self, verdict: Verdict) -> None:
         """Show ``verdict``'s layout (and the what-if without aliasing)."""
         self.verdict = verdict

@@ -62,6 +62,10 @@ class PipelineEditor(widgets.VBox, DesignHolder):
         self.errors.clear()
         self._build()
 
+    def __repr__(self) -> str:
+        status = f", {self.verdict.status}" if self.verdict is not None else ""
+        return f"PipelineEditor({self._design.kernel}: {', '.join(self._design.pipelines()) or 'no pipelines'}{status})"
+
     # -- internals -----------------------------------------------------------------------------------
     def _apply(self, resource: str, field: str, value: Any) -> bool:
         key = (resource, field)

@@ -30,8 +30,8 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         widgets.VBox.__init__(self)
         self._hold(design, auto_check=auto_check)
         self.error: Issue | None = None
-        self._undo: list[tuple[str, list[Step], list[Step]]] = []
-        self._redo: list[tuple[str, list[Step], list[Step]]] = []
+        self._undo: list[tuple[str, list[Step], list[Step], bool]] = []
+        self._redo: list[tuple[str, list[Step], list[Step], bool]] = []
         self._message = widgets.HTML("")
         self._undo_button = widgets.Button(description="undo", icon="undo", layout=widgets.Layout(width="80px"))
         self._redo_button = widgets.Button(description="redo", icon="repeat", layout=widgets.Layout(width="80px"))
@@ -75,16 +75,21 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         self._design = design
         self._render()
 
+    def __repr__(self) -> str:
+        status = f", {self.verdict.status}" if self.verdict is not None else ""
+        return f"ScheduleEditor({self._design.kernel}: {', '.join(self._design.tasks())}{status})"
+
     # -- internals -----------------------------------------------------------------------------------
     def _edit(self, task: str, change: Any) -> bool:
         try:
             before = self._design.schedule(task)
+            overridden = task in self._design.overrides["schedules"]
             after = change(before)
             new = self._design.with_schedule(task, after)
         except DesignError as exc:
             self._fail(exc.issue)
             return False
-        self._undo.append((task, before, new.schedule(task)))
+        self._undo.append((task, before, new.schedule(task), overridden))
         self._redo.clear()
         self._done(new)
         return True
@@ -92,9 +97,12 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
     def _history(self, source: list, target: list, *, before: bool) -> bool:
         if not source:
             return False
-        task, old, new_steps = source[-1]
+        task, old, new_steps, overridden = source[-1]
         try:
-            new = self._design.with_schedule(task, old if before else new_steps)
+            if before and not overridden:
+                new = _kernel_schedule(self._design, task, old)
+            else:
+                new = self._design.with_schedule(task, old if before else new_steps)
         except DesignError as exc:
             self._fail(exc.issue)
             return False
@@ -191,6 +199,16 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         add.on_click(clicked)
         resource_changed()
         return widgets.VBox([widgets.HBox([resource, stage]), widgets.HBox([label, section, add])])
+
+
+def _kernel_schedule(design: Design, task: str, steps: list[Step]) -> Design:
+    """``design`` with ``task`` back on the kernel's own schedule (no override), so undo restores equality."""
+    data = design.to_dict()
+    data["schedules"].pop(task, None)
+    try:
+        return Design.from_dict(data)
+    except DesignError:  # a custom design cannot be rebuilt from data: keep the steps as an override
+        return design.with_schedule(task, steps)
 
 
 def offered_stages(choices: dict[str, list[str]], pipelined: bool) -> list[str]:

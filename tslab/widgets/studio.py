@@ -80,6 +80,7 @@ class Studio(widgets.HBox):
                               self._swimlane, self._counterexample, widgets.HTML("<b>history</b>"),
                               self._history_box], layout=widgets.Layout(width="58%"))
         self.children = [widgets.VBox([editors], layout=widgets.Layout(width="42%")), right]
+        self.add_class("tslab-studio")
         self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce)
         self._show(self._verdict, redraw_chart=False)
         self._render_history()
@@ -107,6 +108,9 @@ class Studio(widgets.HBox):
         self.pipeline_editor.load(design)
         self.schedule_editor.load(design)
         self._edited(design, source=None, label=f"revert to #{index}")
+
+    def __repr__(self) -> str:
+        return f"Studio({self._design.kernel}: {self._verdict.status}, {len(self.history)} design(s) in history)"
 
     # -- internals -----------------------------------------------------------------------------------
     def _edited(self, design: Design, *, source: Any, label: str | None = None) -> None:
