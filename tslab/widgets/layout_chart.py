@@ -32,17 +32,20 @@ def chart_data(verdict: Verdict) -> dict[str, Any]:
 
 
 class LayoutChart(widgets.VBox):
-    """Memory map of a verdict with a summary line; ``update(verdict)`` redraws in place."""
+    """Memory map of a verdict with a summary line; ``update(verdict)`` redraws in place.
 
-    def __init__(self, verdict: Verdict) -> None:
+    ``width`` (pixels) is shared by the two maps when the what-if without aliasing is shown.
+    """
+
+    def __init__(self, verdict: Verdict, *, width: int = 760) -> None:
         super().__init__()
+        self.width = width
         self._summary = widgets.HTML()
         self._summary.add_class("tslab-layout-summary")
         self.figure = go.FigureWidget()
         self.what_if = go.FigureWidget()
-        self._what_if_box = widgets.VBox([self.what_if], layout=widgets.Layout(width="50%"))
-        self.children = [self._summary, widgets.HBox([widgets.VBox([self.figure], layout=widgets.Layout(width="50%")),
-                                                      self._what_if_box])]
+        self._what_if_box = widgets.VBox([self.what_if])
+        self.children = [self._summary, widgets.HBox([widgets.VBox([self.figure]), self._what_if_box])]
         self.data: dict[str, Any] = {}
         self.update(verdict)
 
@@ -59,10 +62,11 @@ class LayoutChart(widgets.VBox):
             s = other["summary"]
             text += f"; without aliasing {s['smem_used']:,} B" + ("" if s["fits"] else " (does not fit)")
         self._summary.value = f'<span class="tslab-layout-text">{html.escape(text)}</span>'
-        _redraw(self.figure, layout_figure(main, "with aliasing" if other is not None else "layout"))
+        width = self.width // 2 if other is not None else self.width
+        _redraw(self.figure, layout_figure(main, "with aliasing" if other is not None else "layout", width))
         self._what_if_box.layout.display = None if other is not None else "none"
         if other is not None:
-            _redraw(self.what_if, layout_figure(other, "without aliasing"))
+            _redraw(self.what_if, layout_figure(other, "without aliasing", width))
 
 
 def _redraw(target: go.FigureWidget, source: go.Figure) -> None:

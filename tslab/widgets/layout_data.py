@@ -77,7 +77,7 @@ def _trace(bars: list[dict[str, Any]], unit: str) -> go.Bar:
         showlegend=False)
 
 
-def layout_figure(data: dict[str, Any], title: str = "") -> go.Figure:
+def layout_figure(data: dict[str, Any], title: str = "", width: int | None = None) -> go.Figure:
     """The memory map of ``data`` (from :func:`layout_chart_data`) as a plotly figure."""
     s = data["summary"]
     rows = 2 if data["tmem"] else 1
@@ -97,6 +97,6 @@ def layout_figure(data: dict[str, Any], title: str = "") -> go.Figure:
     fig.update_layout(
         title={"text": f"{heading}{s['smem_used']:,} / {s['smem_capacity']:,} B", "font": {"size": 13}},
         height=160 + 28 * (len(data["smem"]) + len(data["tmem"])) + (80 if rows == 2 else 0),
-        margin={"l": 10, "r": 10, "t": 60, "b": 30}, bargap=0.3, template="plotly_white")
+        margin={"l": 10, "r": 10, "t": 60, "b": 30}, bargap=0.3, template="plotly_white", width=width)
     fig.update_yaxes(autorange="reversed", automargin=True)
     return fig

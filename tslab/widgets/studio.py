@@ -55,7 +55,7 @@ class Studio(widgets.HBox):
 
     counterexample_view: Callable[[Verdict], widgets.Widget | None] = staticmethod(counterexample_view)
 
-    def __init__(self, design: Design, *, debounce: float = 0.15) -> None:
+    def __init__(self, design: Design, *, debounce: float = 0.15, chart_width: int = 720) -> None:
         super().__init__()
         self._design = design
         self._verdict = check(design)
@@ -66,7 +66,7 @@ class Studio(widgets.HBox):
         self.schedule_editor = ScheduleEditor(design, auto_check=False)
         self.pipeline_editor.on_design(lambda d: self._edited(d, source=self.pipeline_editor))
         self.schedule_editor.on_design(lambda d: self._edited(d, source=self.schedule_editor))
-        self.layout_chart = LayoutChart(self._verdict)
+        self.layout_chart = LayoutChart(self._verdict, width=chart_width)
         self._badge = widgets.HTML()
         self._states = widgets.HTML()
         self._swimlane = widgets.HTML()
@@ -78,8 +78,8 @@ class Studio(widgets.HBox):
         editors.titles = ("pipelines", "schedules")
         right = widgets.VBox([self._badge, self._states, self.layout_chart, widgets.HTML("<b>schedule</b>"),
                               self._swimlane, self._counterexample, widgets.HTML("<b>history</b>"),
-                              self._history_box], layout=widgets.Layout(width="58%"))
-        self.children = [widgets.VBox([editors], layout=widgets.Layout(width="42%")), right]
+                              self._history_box], layout=widgets.Layout(width="60%"))
+        self.children = [widgets.VBox([editors], layout=widgets.Layout(width="40%")), right]
         self.add_class("tslab-studio")
         self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce)
         self._show(self._verdict, redraw_chart=False)
