@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from ..core.check import check
 from ..core.verdict import Verdict
-from .layout_data import layout_chart_data, layout_figure, summary_text
+from .layout_data import TEMPLATE, layout_chart_data, layout_spec, summary_text
 
 
 def without_aliasing(verdict: Verdict) -> Verdict | None:
@@ -42,8 +42,8 @@ class LayoutChart(widgets.VBox):
         self.width = width
         self._summary = widgets.HTML()
         self._summary.add_class("tslab-layout-summary")
-        self.figure = go.FigureWidget()
-        self.what_if = go.FigureWidget()
+        self.figure = go.FigureWidget(layout={"template": TEMPLATE})
+        self.what_if = go.FigureWidget(layout={"template": TEMPLATE})
         self._what_if_box = widgets.VBox([self.what_if])
         self.children = [self._summary, widgets.HBox([widgets.VBox([self.figure]), self._what_if_box])]
         self.data: dict[str, Any] = {}
@@ -63,14 +63,16 @@ class LayoutChart(widgets.VBox):
             text += f"; without aliasing {s['smem_used']:,} B" + ("" if s["fits"] else " (does not fit)")
         self._summary.value = f'<span class="tslab-layout-text">{html.escape(text)}</span>'
         width = self.width // 2 if other is not None else self.width
-        _redraw(self.figure, layout_figure(main, "with aliasing" if other is not None else "layout", width))
+        _redraw(self.figure, layout_spec(main, "with aliasing" if other is not None else "layout", width))
         self._what_if_box.layout.display = None if other is not None else "none"
         if other is not None:
-            _redraw(self.what_if, layout_figure(other, "without aliasing", width))
+            _redraw(self.what_if, layout_spec(other, "without aliasing", width))
 
 
-def _redraw(target: go.FigureWidget, source: go.Figure) -> None:
+def _redraw(target: go.FigureWidget, spec: dict[str, Any]) -> None:
+    """Replace traces and layout; the template is set once (copying it costs more than the rest)."""
+    layout = {k: v for k, v in spec["layout"].items() if k != "template"}
     with target.batch_update():
         target.data = ()
-        target.add_traces(list(source.data))
-        target.layout = source.layout
+        target.add_traces(spec["data"])
+        target.layout.update(layout, overwrite=True)

@@ -58,9 +58,11 @@ class PipelineEditor(widgets.VBox, DesignHolder):
 
     def load(self, design: Design) -> None:
         """Show ``design`` (e.g. after a revert) without re-checking or notifying listeners."""
+        same = design.pipelines() == self._design.pipelines()
         self._design = design
-        self.errors.clear()
-        self._build()
+        if not same or self.errors:
+            self.errors.clear()
+            self._build()
 
     def __repr__(self) -> str:
         status = f", {self.verdict.status}" if self.verdict is not None else ""

@@ -72,8 +72,10 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
 
     def load(self, design: Design) -> None:
         """Show ``design`` (e.g. after a revert) without re-checking or notifying listeners."""
+        same = _schedule_key(design) == _schedule_key(self._design)
         self._design = design
-        self._render()
+        if not same:
+            self._render()
 
     def __repr__(self) -> str:
         status = f", {self.verdict.status}" if self.verdict is not None else ""
@@ -199,6 +201,11 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         add.on_click(clicked)
         resource_changed()
         return widgets.VBox([widgets.HBox([resource, stage]), widgets.HBox([label, section, add])])
+
+
+def _schedule_key(design: Design) -> tuple:
+    """What the columns show: the kernel, its parameters and the schedule overrides."""
+    return design.kernel, design.params, design.overrides["schedules"]
 
 
 def _kernel_schedule(design: Design, task: str, steps: list[Step]) -> Design:
