@@ -80,7 +80,8 @@ def _trace(bars: list[dict[str, Any]], unit: str, axis: str) -> dict[str, Any]:
 
 def _capacity_line(x: int, axis: str) -> dict[str, Any]:
     return {"type": "line", "xref": f"x{axis}", "yref": f"y{axis} domain", "x0": x, "x1": x, "y0": 0, "y1": 1,
-            "line": {"color": CAPACITY, "dash": "dash"}}
+            "line": {"color": CAPACITY, "dash": "dash"},
+            "label": {"text": f"capacity {x:,}", "textposition": "end", "font": {"size": 10, "color": CAPACITY}}}
 
 
 def layout_spec(data: dict[str, Any], title: str = "", width: int | None = None) -> dict[str, Any]:
