@@ -64,3 +64,19 @@ def test_widget_updates_in_place():
     assert chart._what_if_box.layout.display == "none"
     assert chart.figure.layout.title.text.startswith("layout: ")
     assert "196,800 / 232,448 B" in chart._summary.value
+
+
+def test_tmem_allocations_get_their_own_column_map():
+    from dataclasses import replace
+
+    import pandas as pd
+
+    verdict = tslab.check(design("tma_copy"))
+    tmem = pd.DataFrame([{"name": "acc", "space": "tmem", "offset": 0, "size": 256, "end": 256, "alignment": 1,
+                          "alias_group": None, "phase": None}]).astype({"alias_group": "Int64", "phase": "Int64"})
+    with_tmem = replace(verdict, layout=pd.concat([verdict.layout, tmem], ignore_index=True), tmem_total=256)
+    data = layout_chart_data(with_tmem)
+    assert [b["name"] for b in data["tmem"]] == ["acc"] and "TMEM 256 / 512 columns" in summary_text(data)
+    fig = layout_figure(data)
+    assert len(fig.data) == 2 and fig.data[1].xaxis == "x2" and fig.layout.xaxis2.title.text == "TMEM columns"
+    assert [shape.x0 for shape in fig.layout.shapes] == [232448, 512]

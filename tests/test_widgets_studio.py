@@ -90,3 +90,12 @@ def test_pure_views():
     assert [s["stage"] for s in lanes["StoreTask"]][:2] == ["ConsumerAuxWork", "ConsumerWait"]
     assert "ProducerAcquire" in swimlane_html(v.schedule)
     assert describe_change(None, design("tma_copy")) == "start"
+
+
+def test_revert_to_a_missing_entry_says_which_exist():
+    import pytest
+
+    studio = Studio(design("tma_copy"))
+    with pytest.raises(tslab.DesignError, match="pick an entry from 0 to 0"):
+        studio.revert(3)
+    assert studio.design == design("tma_copy")

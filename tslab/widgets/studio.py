@@ -16,6 +16,7 @@ import ipywidgets as widgets
 from ..core.check import check
 from ..core.design import Design
 from ..core.verdict import Verdict
+from ..errors import DesignError
 from .badge import badge_html
 from .history import History
 from .layout_chart import LayoutChart
@@ -104,6 +105,9 @@ class Studio(widgets.HBox):
 
     def revert(self, index: int) -> None:
         """Make history entry ``index`` the current design again (recorded as a new history entry)."""
+        if not isinstance(index, int) or not -len(self.history) <= index < len(self.history):
+            raise DesignError("input", f"studio history entry {index!r}", "does not exist",
+                              f"pick an entry from 0 to {len(self.history) - 1}")
         design = self.history[index]
         self.pipeline_editor.load(design)
         self.schedule_editor.load(design)
