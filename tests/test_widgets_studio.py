@@ -99,3 +99,11 @@ def test_revert_to_a_missing_entry_says_which_exist():
     with pytest.raises(tslab.DesignError, match="pick an entry from 0 to 0"):
         studio.revert(3)
     assert studio.design == design("tma_copy")
+
+
+def test_closing_a_studio_stops_its_worker():
+    studio = Studio(design("tma_copy"))
+    worker = studio._rechecker._thread
+    studio.close()
+    worker.join(5)
+    assert not worker.is_alive()

@@ -49,6 +49,7 @@ def lab(tmp_path_factory):
     if not os.path.exists(CHROMIUM):
         pytest.skip("Debian chromium is not installed (apt-get install chromium)")
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+    pytest.importorskip("jupyterlab", reason="JupyterLab is not installed (pip install jupyterlab)")
     base = tmp_path_factory.mktemp("lab")
     root, home = base / "root", base / "home"
     root.mkdir()

@@ -11,6 +11,7 @@ import html
 from typing import Any
 
 import ipywidgets as widgets
+from traitlets import TraitError
 
 from ..core.design import Design
 from ..errors import DesignError, Issue
@@ -121,7 +122,7 @@ class PipelineEditor(widgets.VBox, DesignHolder):
                 control.value = "None" if value is None else str(value)
             elif not isinstance(value, (dict, list, tuple)):
                 control.value = value
-        except Exception:  # a value the control cannot show is still passed to TS, which names the problem
+        except (TraitError, TypeError, ValueError):  # a value the control cannot show still goes to TS
             pass
         finally:
             self._loading = False

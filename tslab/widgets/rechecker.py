@@ -28,6 +28,7 @@ class Rechecker:
         self._pending: tuple[int, Design, float] | None = None
         self._running: int | None = None
         self._latest = 0
+        self._closed = False
         self.superseded = 0
         self.last_error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="tslab-recheck", daemon=True)
@@ -60,9 +61,17 @@ class Rechecker:
                 self._cond.wait(left)
         return True
 
-    def _next(self) -> tuple[int, Design]:
+    def close(self) -> None:
+        """Stop the worker after the check it is running (pending designs are dropped)."""
+        with self._cond:
+            self._closed, self._pending = True, None
+            self._cond.notify_all()
+
+    def _next(self) -> tuple[int, Design] | None:
         with self._cond:
             while True:
+                if self._closed:
+                    return None
                 if self._pending is None:
                     self._cond.wait()
                     continue
@@ -75,8 +84,8 @@ class Rechecker:
                 return gen, design
 
     def _loop(self) -> None:
-        while True:
-            gen, design = self._next()
+        while (job := self._next()) is not None:
+            gen, design = job
             done = threading.Event()
             if self._on_progress is not None:
                 threading.Thread(target=self._tick, args=(done,), daemon=True).start()

@@ -116,6 +116,11 @@ class Studio(widgets.HBox):
     def __repr__(self) -> str:
         return f"Studio({self._design.kernel}: {self._verdict.status}, {len(self.history)} design(s) in history)"
 
+    def close(self) -> None:
+        """Close the widget and stop its background re-checking."""
+        self._rechecker.close()
+        super().close()
+
     # -- internals -----------------------------------------------------------------------------------
     def _edited(self, design: Design, *, source: Any, label: str | None = None) -> None:
         with self._lock:
