@@ -25,6 +25,7 @@ class Rechecker:
         self._on_result, self._on_progress, self._check = on_result, on_progress, check_fn
         self._debounce, self._every = debounce, progress_every
         self._cond = threading.Condition()
+        self._deliver = threading.Lock()  # a progress tick never lands after the result it precedes
         self._pending: tuple[int, Design, float] | None = None
         self._running: int | None = None
         self._latest = 0
@@ -93,10 +94,12 @@ class Rechecker:
                 verdict = self._check(design)
                 with self._cond:
                     current = gen == self._latest
-                if current:
-                    self._on_result(design, verdict)
-                else:
-                    self.superseded += 1
+                with self._deliver:
+                    done.set()
+                    if current:
+                        self._on_result(design, verdict)
+                    else:
+                        self.superseded += 1
             except Exception as exc:  # a view that fails to redraw must not stop later checks
                 self.last_error = exc
             finally:
@@ -108,8 +111,11 @@ class Rechecker:
     def _tick(self, done: threading.Event) -> None:
         started = time.monotonic()
         while not done.wait(self._every):
-            try:
-                self._on_progress(time.monotonic() - started)  # type: ignore[misc]
-            except Exception as exc:
-                self.last_error = exc
-                return
+            with self._deliver:
+                if done.is_set():
+                    return
+                try:
+                    self._on_progress(time.monotonic() - started)  # type: ignore[misc]
+                except Exception as exc:
+                    self.last_error = exc
+                    return
