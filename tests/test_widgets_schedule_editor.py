@@ -75,6 +75,8 @@ def test_insert_offers_only_what_a_resource_offers():
     assert offered_stages(d.stage_choices("gmem_in"), False) == ["ConsumerWork", "ConsumerAuxWork"]
     ring = offered_stages(d.stage_choices("smem_ring"), True)
     assert "ProducerAcquire" in ring and "ConsumerRelease" in ring
+    assert offered_stages(d.stage_choices("smem_ring"), True, "producer") == [
+        "ProducerTryAcquire", "ProducerAcquire", "ProducerWork", "ProducerAuxWork", "ProducerCommit"]
     editor = ScheduleEditor(d)
     assert editor.insert("StoreTask", 4, ("smem_ring", "ConsumerWork", "Loop", "read_tile"))
     assert editor.design.schedule("StoreTask")[4] == ("smem_ring", "ConsumerWork", "Loop", "read_tile")
@@ -96,3 +98,19 @@ def test_ops_are_pure_and_clamp_positions():
     assert ops.section_start(STORE, "Loop") == 1 and ops.section_start(STORE, "Tail") == 5
     with pytest.raises(tslab.DesignError, match="not a schedule section"):
         ops.move("T", STORE, 0, "Middle", 0)
+
+
+def test_insert_controls_offer_choices_and_insert_at_the_end_of_the_section():
+    editor = ScheduleEditor(design("tma_copy"))
+    column = next(c for c in editor._columns.children if "StoreTask" in c.children[0].value)
+    dropdowns = [w for w in _walk(column) if isinstance(w, widgets.Dropdown)]
+    resource, stage, label, section = dropdowns
+    assert resource.value == "smem_ring" and stage.value == "ConsumerTryWait" and label.value is None
+    assert not any(v.startswith("Producer") for _, v in stage.options)  # StoreTask consumes the ring
+    stage.value = "ConsumerWork"
+    assert [v for _, v in label.options] == ["bind_read", "read_tile"] and label.value == "bind_read"
+    label.value = "read_tile"
+    section.value = "Tail"
+    [add] = [w for w in _walk(column) if isinstance(w, widgets.Button) and w.description == "insert"]
+    add.click()
+    assert editor.design.schedule("StoreTask")[-1] == ("smem_ring", "ConsumerWork", "Tail", "read_tile")

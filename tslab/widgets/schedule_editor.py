@@ -37,7 +37,7 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         self._redo_button = widgets.Button(description="redo", icon="repeat", layout=widgets.Layout(width="80px"))
         self._undo_button.on_click(lambda _: self.undo())
         self._redo_button.on_click(lambda _: self.redo())
-        self._columns = widgets.HBox()
+        self._columns = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
         self._code = widgets.VBox()
         self._tabs = widgets.Tab(children=[self._columns, self._code])
         self._tabs.titles = ("steps", "code")
@@ -125,16 +125,25 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         self.accept(design)
 
     def _loops(self) -> dict[str, tuple[Any, Any, Any]]:
-        if getattr(self, "_loop_cache", (None,))[0] is not self._design:
-            tasks = self._design.lower().blueprint.tasks
-            self._loop_cache = (self._design, {t.name: (t.domain_start, t.domain, t.step) for t in tasks},
-                                {t.name: list(dict.fromkeys(r.name for r in (*t.src_resources, *t.dst_resources)))
-                                 for t in tasks})
-        return self._loop_cache[1]
+        """Each task's domain loop (start, end, step), read from the lowered TS tasks."""
+        return self._task_info()[0]
 
-    def _task_resources(self, task: str) -> list[str]:
-        self._loops()
-        return self._loop_cache[2].get(task, [])
+    def _task_resources(self, task: str) -> dict[str, str | None]:
+        """The resources ``task`` touches and its role on each: consumer (src), producer (dst), or None (both)."""
+        return self._task_info()[1].get(task, {})
+
+    def _task_info(self) -> tuple[dict[str, tuple[Any, Any, Any]], dict[str, dict[str, str | None]]]:
+        if getattr(self, "_info_for", None) is not self._design:
+            tasks = self._design.lower().blueprint.tasks
+            roles: dict[str, dict[str, str | None]] = {}
+            for t in tasks:
+                src, dst = {r.name for r in t.src_resources}, {r.name for r in t.dst_resources}
+                names = dict.fromkeys(r.name for r in (*t.src_resources, *t.dst_resources))
+                roles[t.name] = {n: None if n in src and n in dst else "consumer" if n in src else "producer"
+                                 for n in names}
+            self._info = ({t.name: (t.domain_start, t.domain, t.step) for t in tasks}, roles)
+            self._info_for = self._design
+        return self._info
 
     def _render(self) -> None:
         self._undo_button.disabled = not self._undo
@@ -151,7 +160,8 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
             for position, (index, step) in enumerate(ops.section_steps(steps, section)):
                 rows.append(self._row(task, steps, index, step, position))
         rows.append(self._inserter(task))
-        box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px"))
+        box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px",
+                                                       min_width="330px"))
         box.add_class("tslab-task-column")
         return box
 
@@ -170,13 +180,13 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         remove = widgets.Button(icon="times", layout=_BUTTON, tooltip="delete")
         remove.on_click(lambda _: self.delete(task, index))
         text = f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "") + (f" [{step[4]}]" if len(step) > 4 else "")
-        return widgets.HBox([widgets.HTML(f"<code>{_esc(text)}</code>", layout=widgets.Layout(width="260px")),
-                             *buttons, remove])
+        label = widgets.HTML(f'<code style="font-size:11px">{_esc(text)}</code>', layout=widgets.Layout(width="220px"))
+        return widgets.HBox([label, *buttons, remove])
 
     def _inserter(self, task: str) -> widgets.Widget:
-        resources = self._task_resources(task) or self._design.resources()
+        roles = self._task_resources(task) or dict.fromkeys(self._design.resources())
         pipelined = set(self._design.pipelines())
-        resource = widgets.Dropdown(options=resources, layout=widgets.Layout(width="120px"))
+        resource = widgets.Dropdown(options=list(roles), layout=widgets.Layout(width="120px"))
         stage = widgets.Dropdown(layout=widgets.Layout(width="150px"))
         label = widgets.Dropdown(layout=widgets.Layout(width="100px"))
         section = widgets.Dropdown(options=SECTIONS, value="Loop", layout=widgets.Layout(width="70px"))
@@ -184,11 +194,12 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
 
         def stages_changed(_: Any = None) -> None:
             choices = self._design.stage_choices(resource.value) if resource.value else {}
-            label.options = _labels(stage.value, choices) if stage.value else [None]
+            _offer(label, _labels(stage.value, choices) if stage.value else [None])
 
         def resource_changed(_: Any = None) -> None:
             if resource.value:
-                stage.options = offered_stages(self._design.stage_choices(resource.value), resource.value in pipelined)
+                _offer(stage, offered_stages(self._design.stage_choices(resource.value), resource.value in pipelined,
+                                             roles.get(resource.value)))
             stages_changed()
 
         def clicked(_: Any) -> None:
@@ -218,15 +229,24 @@ def _kernel_schedule(design: Design, task: str, steps: list[Step]) -> Design:
         return design.with_schedule(task, steps)
 
 
-def offered_stages(choices: dict[str, list[str]], pipelined: bool) -> list[str]:
-    """Stages a step on a resource may use: its pipeline ops if it has a pipeline, work stages it offers."""
+def offered_stages(choices: dict[str, list[str]], pipelined: bool, role: str | None = None) -> list[str]:
+    """Stages a step on a resource may use: its pipeline ops if it has a pipeline, work stages it offers.
+
+    ``role`` ("producer" for a task's dst resource, "consumer" for a src resource) keeps that side only.
+    """
     out = []
-    for stages, labels in ((PRODUCER_STAGES, choices.get("producer_work")),
-                           (CONSUMER_STAGES, choices.get("consumer_work"))):
-        for stage in stages:
-            if (stage.endswith("Work") and labels) or (not stage.endswith("Work") and pipelined):
-                out.append(stage)
+    for side, stages, labels in (("producer", PRODUCER_STAGES, choices.get("producer_work")),
+                                 ("consumer", CONSUMER_STAGES, choices.get("consumer_work"))):
+        if role not in (None, side):
+            continue
+        out += [stage for stage in stages if (labels if stage.endswith("Work") else pipelined)]
     return out
+
+
+def _offer(dropdown: widgets.Dropdown, options: list[Any]) -> None:
+    """New options with the first one selected (a Dropdown otherwise keeps no selection)."""
+    dropdown.options = [(str(o) if o is not None else "-", o) for o in options]
+    dropdown.value = options[0] if options else None
 
 
 def _labels(stage: str, choices: dict[str, list[str]]) -> list[str | None]:
