@@ -19,7 +19,7 @@ from . import pipeline_form as form
 from .editing import DesignHolder
 
 AGENTS = ("Thread", "Warp", "ThreadBlock", "ThreadBlockCluster")
-_LABEL = widgets.Layout(width="210px")
+_LABEL = widgets.Layout(width="240px")
 
 
 class PipelineEditor(widgets.VBox, DesignHolder):
