@@ -107,3 +107,24 @@ def test_closing_a_studio_stops_its_worker():
     studio.close()
     worker.join(5)
     assert not worker.is_alive()
+
+
+def test_unsafe_verdict_with_a_trace_is_replayed_by_the_replay_player(monkeypatch):
+    import sys
+    import types
+    from dataclasses import replace
+
+    import ipywidgets as widgets
+
+    from tslab.widgets.studio import counterexample_view
+
+    class FakePlayer(widgets.VBox):
+        def __init__(self, trace):
+            super().__init__()
+            self.trace = trace
+
+    monkeypatch.setitem(sys.modules, "tslab.widgets.replay", types.SimpleNamespace(ReplayPlayer=FakePlayer))
+    verdict = tslab.check(design("demo_race"))
+    assert isinstance(counterexample_view(replace(verdict, trace="the trace")), FakePlayer)
+    assert counterexample_view(replace(verdict, trace="the trace")).trace == "the trace"
+    assert counterexample_view(tslab.check(design("tma_copy"))) is None

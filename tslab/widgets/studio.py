@@ -30,19 +30,22 @@ UNSAFE = frozenset({"DEADLOCK", "RACE", "PDL-ORDER"})
 
 
 def counterexample_view(verdict: Verdict) -> widgets.Widget | None:
-    """What a Studio shows under an unsafe verdict: a ReplayPlayer when tslab has one, else the checker's text.
+    """What a Studio shows under an unsafe verdict: a ReplayPlayer of ``verdict.trace`` when tslab has both,
+    else the checker's own text of the counterexample.
 
-    This is the extension point for replaying counterexamples: assign another function of a Verdict to
+    This is the extension point for counterexamples: assign another function of a Verdict to
     ``Studio.counterexample_view`` to show something else.
     """
     if verdict.status not in UNSAFE:
         return None
-    try:
-        from .replay import ReplayPlayer  # type: ignore[import-not-found]
-    except ImportError:
-        ReplayPlayer = None
-    if ReplayPlayer is not None:
-        return ReplayPlayer(verdict)
+    trace = getattr(verdict, "trace", None)
+    if trace is not None:
+        try:
+            from .replay import ReplayPlayer  # type: ignore[import-not-found]
+        except ImportError:
+            pass
+        else:
+            return ReplayPlayer(trace)
     c = verdict.checker
     lines = [line for d in c.deadlocks for line in d.get("lines", [])]
     lines += [f"{r['writer_task']} writes {r['writer_resource']} while {r['victim_task']} {r['victim_access']} "
