@@ -128,3 +128,9 @@ def test_unsafe_verdict_with_a_trace_is_replayed_by_the_replay_player(monkeypatc
     assert isinstance(counterexample_view(replace(verdict, trace="the trace")), FakePlayer)
     assert counterexample_view(replace(verdict, trace="the trace")).trace == "the trace"
     assert counterexample_view(tslab.check(design("tma_copy"))) is None
+
+
+def test_state_bound_makes_a_large_check_not_proven_and_says_so():
+    studio = Studio(design("tma_copy"), max_states=10)
+    assert studio.verdict.status == "NOT PROVEN"
+    assert "state limit 10 hit" in studio._states.value

@@ -6,6 +6,7 @@ a newer edit supersedes a running check). ``wait()`` blocks until the newest des
 
 from __future__ import annotations
 
+import functools
 import html
 import threading
 from collections.abc import Callable
@@ -55,14 +56,19 @@ def counterexample_view(verdict: Verdict) -> widgets.Widget | None:
 
 
 class Studio(widgets.HBox):
-    """Edit a design and watch TS's verdict, memory map and schedule follow."""
+    """Edit a design and watch TS's verdict, memory map and schedule follow.
+
+    ``max_states`` bounds each exhaustive check (a verdict that hits it is NOT PROVEN, never wrong).
+    """
 
     counterexample_view: Callable[[Verdict], widgets.Widget | None] = staticmethod(counterexample_view)
 
-    def __init__(self, design: Design, *, debounce: float = 0.15, chart_width: int = 720) -> None:
+    def __init__(self, design: Design, *, debounce: float = 0.15, max_states: int = 1_000_000,
+                 chart_width: int = 720) -> None:
         super().__init__()
         self._design = design
-        self._verdict = check(design)
+        self._check = functools.partial(check, max_states=max_states)
+        self._verdict = self._check(design)
         self._lock = threading.Lock()
         self.history = History()
         self.history.add(design)
@@ -85,7 +91,8 @@ class Studio(widgets.HBox):
                               self._history_box], layout=widgets.Layout(width="60%"))
         self.children = [widgets.VBox([editors], layout=widgets.Layout(width="40%")), right]
         self.add_class("tslab-studio")
-        self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce)
+        self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce,
+                                    check_fn=self._check)
         self._show(self._verdict, redraw_chart=False)
         self._render_history()
 
