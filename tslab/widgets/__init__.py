@@ -1,5 +1,12 @@
-"""Jupyter views of tslab values (imported only when used: ``tslab`` itself never imports this package)."""
+"""Jupyter views of tslab values: editors, charts, the replay player and the Studio that composes them.
 
+``tslab`` itself never imports this package, so the command line and the GPU machine need no Jupyter.
+"""
+
+from .layout_chart import LayoutChart
+from .pipeline_editor import PipelineEditor
 from .replay import ReplayPlayer
+from .schedule_editor import ScheduleEditor
+from .studio import Studio
 
-__all__ = ["ReplayPlayer"]
+__all__ = ["LayoutChart", "PipelineEditor", "ReplayPlayer", "ScheduleEditor", "Studio"]

@@ -1,0 +1,70 @@
+"""Interactivity: median time from a model-side edit to the updated Verdict and chart data, per catalog design.
+
+For each design a Studio (no debounce) gets alternating ``num_stages`` edits on its first pipelined resource
+(a schedule move-and-back for a design without pipelines); the clock stops when ``Studio.wait()`` returns,
+that is when the background check finished and the badge, memory map (chart data and figure) and swimlane
+were redrawn. Targets: < 100 ms for the copies and teaching designs, < 300 ms for gemm_sm90.
+
+    python benchmarks/interactivity.py [--repeat 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from tslab.kernels import NAMES, design
+from tslab.widgets import Studio
+
+TARGET_MS = {"gemm_sm90": 300.0}
+DEFAULT_TARGET_MS = 100.0
+
+
+def edits(studio: Studio):
+    """An endless cycle of two edits that undo each other."""
+    pipelines = studio.design.pipelines()
+    if pipelines:
+        resource, config = next(iter(pipelines.items()))
+        stages = config["num_stages"]
+        while True:
+            yield lambda s=stages + 1: studio.pipeline_editor.set(resource, "num_stages", s)
+            yield lambda s=stages: studio.pipeline_editor.set(resource, "num_stages", s)
+    task = studio.design.tasks()[0]
+    last = len(studio.design.schedule(task)) - 1
+    while True:
+        yield lambda: studio.schedule_editor.move(task, last, "Tail", 0)
+        yield studio.schedule_editor.undo
+
+
+def measure(name: str, repeat: int) -> list[float]:
+    studio = Studio(design(name), debounce=0.0)
+    cycle = edits(studio)
+    next(cycle)()  # warm up caches and the figure widgets once
+    studio.wait()
+    times = []
+    for _ in range(repeat):
+        edit = next(cycle)
+        started = time.perf_counter()
+        edit()
+        studio.wait()
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    print(f"{'design':<18}{'median ms':>10}{'max ms':>9}{'target':>8}  verdict")
+    missed = 0
+    for name in NAMES:
+        times = measure(name, args.repeat)
+        median, target = statistics.median(times), TARGET_MS.get(name, DEFAULT_TARGET_MS)
+        missed += median > target
+        print(f"{name:<18}{median:>10.1f}{max(times):>9.1f}{target:>8.0f}  {'ok' if median <= target else 'SLOW'}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,85 @@
+import pytest
+
+import tslab
+from tslab.kernels import design
+from tslab.widgets import PipelineEditor
+from tslab.widgets.pipeline_form import editable_fields, factories, parse_interleave
+
+
+def test_every_pipeline_type_has_a_factory_and_its_fields_come_from_it():
+    from cutlass.experimental.task_scheduling.enums import PipelineType
+
+    assert set(factories()) == {t.name for t in PipelineType}
+    assert "num_bytes" in editable_fields("TmaAsync") and "num_bytes" not in editable_fields("AsyncAsync")
+    assert "advance_on_acquire" in editable_fields("AsyncAsync")
+    assert "advance_on_acquire" not in editable_fields("TmaAsync")
+    assert "consumer_wait_signaling_threads" in editable_fields("AsyncUmma")
+    assert "interleave_stride" not in editable_fields("UmmaUmma")
+
+
+def test_panel_shows_the_config_as_ts_holds_it_and_disables_what_does_not_apply():
+    editor = PipelineEditor(design("tma_copy"))
+    assert editor.control("smem_ring", "num_stages").value == 4
+    assert editor.control("smem_ring", "num_bytes").value == 64 * 128 * 2
+    agent, size = editor.control("smem_ring", "consumer_group").children
+    assert (agent.value, size.value) == ("Thread", 128)
+    assert editor.control("smem_ring", "advance_on_acquire").disabled
+    assert not editor.control("smem_ring", "advance_on_wait").disabled
+
+
+def test_typing_a_stage_count_rechecks_and_too_many_stages_is_a_capacity_error():
+    editor = PipelineEditor(design("tma_copy"))
+    seen = []
+    editor.on_design(seen.append)
+    editor.control("smem_ring", "num_stages").value = 20
+    assert editor.design.pipelines()["smem_ring"]["num_stages"] == 20
+    assert editor.verdict.status == "CAPACITY" and seen == [editor.design]
+    editor.control("smem_ring", "num_stages").value = 3
+    assert editor.verdict.status == "SAFE"
+
+
+def test_invalid_value_is_shown_at_the_field_and_the_last_valid_design_is_kept():
+    editor = PipelineEditor(design("tma_copy"))
+    before = editor.design
+    assert not editor.set("smem_ring", "num_stages", 0)
+    assert editor.design is before
+    issue = editor.errors[("smem_ring", "num_stages")]
+    assert "num_stages=0" in issue.message and issue.hint
+    assert "num_stages=0" in editor.message("smem_ring", "num_stages")
+    assert editor.set("smem_ring", "num_stages", 2)
+    assert editor.message("smem_ring", "num_stages") == "" and not editor.errors
+
+
+def test_interleave_stride_takes_one_or_four_role_values_and_ts_checks_them():
+    editor = PipelineEditor(design("tma_copy"))
+    editor.control("smem_ring", "interleave_stride").value = "2"
+    assert editor.design.pipelines()["smem_ring"]["interleave_stride"] == 2
+    assert not editor.set("smem_ring", "interleave_stride", "1, 1, 2, 1")  # TS: needs advance_on_wait
+    assert "advance_on_wait" in editor.errors[("smem_ring", "interleave_stride")].message
+    assert not editor.set("smem_ring", "num_stages", 3)  # 2 does not divide 3: TS's reason
+    assert "evenly divide num_stages=3" in editor.errors[("smem_ring", "num_stages")].message
+    assert parse_interleave("1,1,2,2", where="x") == [1, 1, 2, 2]
+    with pytest.raises(tslab.DesignError, match="neither a number nor 4 numbers"):
+        parse_interleave("1, 2", where="x")
+
+
+def test_field_that_does_not_apply_is_refused_with_the_fields_that_do():
+    editor = PipelineEditor(design("tma_copy"))
+    assert not editor.set("smem_ring", "advance_on_acquire", True)
+    issue = editor.errors[("smem_ring", "advance_on_acquire")]
+    assert "does not apply to a TmaAsync pipeline" in issue.message and "advance_on_wait" in issue.hint
+
+
+def test_group_and_signaling_controls_edit_the_design():
+    editor = PipelineEditor(design("tma_copy"))
+    _agent, size = editor.control("smem_ring", "consumer_group").children
+    size.value = 64
+    assert editor.design.pipelines()["smem_ring"]["consumer_group"] == {"agent": "Thread", "size": 64}
+    editor.control("smem_ring", "producer_signaling_threads").value = "CtaLeader"
+    assert editor.design.pipelines()["smem_ring"]["producer_signaling_threads"] == "CtaLeader"
+
+
+def test_gemm_has_one_panel_per_pipelined_resource():
+    editor = PipelineEditor(design("gemm_sm90"))
+    assert set(editor.design.pipelines()) == {"smem_ab", "smem_epi"}
+    assert editor.control("smem_epi", "num_stages").value == editor.design.pipelines()["smem_epi"]["num_stages"]

@@ -1,0 +1,116 @@
+import ast
+
+import ipywidgets as widgets
+import pytest
+
+import tslab
+from tslab.kernels import design
+from tslab.widgets import ScheduleEditor
+from tslab.widgets import schedule_ops as ops
+from tslab.widgets.schedule_editor import offered_stages
+
+STORE = [("smem_ring", "ConsumerAuxWork", "Head", "bind_read"), ("smem_ring", "ConsumerWait", "Loop", None),
+         ("smem_ring", "ConsumerWork", "Loop", "read_tile"), ("gmem_out", "ProducerWork", "Loop", "store"),
+         ("smem_ring", "ConsumerRelease", "Loop", None)]
+
+
+def _walk(widget):
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _walk(child)
+
+
+def _buttons(editor, task, tooltip):
+    column = next(c for c in editor._columns.children if task in c.children[0].value)
+    return [w for w in _walk(column) if isinstance(w, widgets.Button) and w.tooltip == tooltip]
+
+
+def test_columns_show_each_task_grouped_by_section():
+    editor = ScheduleEditor(design("tma_copy"))
+    assert editor.design.schedule("StoreTask") == STORE
+    assert len(editor._columns.children) == 2
+    assert len(_buttons(editor, "StoreTask", "delete")) == 5
+
+
+def test_move_across_a_section_border_rechecks():
+    editor = ScheduleEditor(design("tma_copy"))
+    assert editor.move("StoreTask", 3, "Tail", 0)
+    assert editor.design.schedule("StoreTask")[-1] == ("gmem_out", "ProducerWork", "Tail", "store")
+    assert editor.verdict.status == "SAFE"
+    assert editor.design.schedule("LoadTask") == design("tma_copy").schedule("LoadTask")
+
+
+def test_buttons_drive_the_same_edits():
+    editor = ScheduleEditor(design("tma_copy"))
+    _buttons(editor, "StoreTask", "move down")[3].click()  # store -> after release
+    assert editor.design.schedule("StoreTask")[3:] == [STORE[4], STORE[3]]
+    _buttons(editor, "StoreTask", "move up")[1].click()  # first Loop step -> end of Head
+    assert editor.design.schedule("StoreTask")[1] == ("smem_ring", "ConsumerWait", "Head", None)
+    assert editor.verdict.status != "SAFE"
+    _buttons(editor, "StoreTask", "delete")[0].click()
+    assert len(editor.design.schedule("StoreTask")) == 4
+
+
+def test_deleting_the_release_is_reported_and_undo_redo_restore():
+    editor = ScheduleEditor(design("tma_copy"))
+    editor.delete("StoreTask", 4)
+    assert editor.verdict.status != "SAFE" and editor.verdict.errors
+    assert editor.undo() and editor.design == design("tma_copy") and editor.verdict.status == "SAFE"
+    assert editor.redo() and len(editor.design.schedule("StoreTask")) == 4
+    assert not editor.redo()
+
+
+def test_rejected_edit_keeps_the_design_and_says_where():
+    editor = ScheduleEditor(design("tma_copy"))
+    before = editor.design
+    assert not editor.insert("StoreTask", 0, ("smem_ring", "ConsumerWait", "Loop", None))
+    assert editor.design is before
+    assert editor.error.where == "task 'StoreTask' step 1" and "Head -> Loop -> Tail" in editor.error.hint
+    assert not editor.move("StoreTask", 9, "Loop", 0)
+    assert "use an index from 0 to 4" in editor.error.hint
+
+
+def test_insert_offers_only_what_a_resource_offers():
+    d = design("tma_copy")
+    assert offered_stages(d.stage_choices("gmem_in"), False) == ["ConsumerWork", "ConsumerAuxWork"]
+    ring = offered_stages(d.stage_choices("smem_ring"), True)
+    assert "ProducerAcquire" in ring and "ConsumerRelease" in ring
+    assert offered_stages(d.stage_choices("smem_ring"), True, "producer") == [
+        "ProducerTryAcquire", "ProducerAcquire", "ProducerWork", "ProducerAuxWork", "ProducerCommit"]
+    editor = ScheduleEditor(d)
+    assert editor.insert("StoreTask", 4, ("smem_ring", "ConsumerWork", "Loop", "read_tile"))
+    assert editor.design.schedule("StoreTask")[4] == ("smem_ring", "ConsumerWork", "Loop", "read_tile")
+
+
+def test_code_view_is_valid_python_with_the_loop_bounds():
+    editor = ScheduleEditor(design("tma_copy"))
+    editor.move("StoreTask", 3, "Tail", 0)
+    code = editor.code("StoreTask")
+    ast.parse(code)
+    assert "with domain_loop(0, 256, 64):" in code
+    assert code.rstrip().endswith("    gmem_out.store()")
+    assert "smem_ring.wait()" in code and "smem_ring.release()" in code
+
+
+def test_ops_are_pure_and_clamp_positions():
+    moved = ops.move("T", STORE, 0, "Tail", 99)
+    assert moved[-1] == ("smem_ring", "ConsumerAuxWork", "Tail", "bind_read") and STORE[0][2] == "Head"
+    assert ops.section_start(STORE, "Loop") == 1 and ops.section_start(STORE, "Tail") == 5
+    with pytest.raises(tslab.DesignError, match="not a schedule section"):
+        ops.move("T", STORE, 0, "Middle", 0)
+
+
+def test_insert_controls_offer_choices_and_insert_at_the_end_of_the_section():
+    editor = ScheduleEditor(design("tma_copy"))
+    column = next(c for c in editor._columns.children if "StoreTask" in c.children[0].value)
+    dropdowns = [w for w in _walk(column) if isinstance(w, widgets.Dropdown)]
+    resource, stage, label, section = dropdowns
+    assert resource.value == "smem_ring" and stage.value == "ConsumerTryWait" and label.value is None
+    assert not any(v.startswith("Producer") for _, v in stage.options)  # StoreTask consumes the ring
+    stage.value = "ConsumerWork"
+    assert [v for _, v in label.options] == ["bind_read", "read_tile"] and label.value == "bind_read"
+    label.value = "read_tile"
+    section.value = "Tail"
+    [add] = [w for w in _walk(column) if isinstance(w, widgets.Button) and w.description == "insert"]
+    add.click()
+    assert editor.design.schedule("StoreTask")[-1] == ("smem_ring", "ConsumerWork", "Tail", "read_tile")

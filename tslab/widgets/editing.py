@@ -1,0 +1,40 @@
+"""What both editors share: the current valid design, listeners, and an optional re-check after each edit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ipywidgets as widgets
+
+from ..core.check import check
+from ..core.design import Design
+from ..core.verdict import Verdict
+from .badge import badge_html
+
+
+class DesignHolder:
+    """Keeps the last valid design (set up by ``_hold``); ``accept`` makes an edit current, re-checks, notifies."""
+
+    def _hold(self, design: Design, *, auto_check: bool) -> None:
+        self._design = design
+        self._auto_check = auto_check
+        self._listeners: list[Callable[[Design], None]] = []
+        self.verdict: Verdict | None = check(design) if auto_check else None
+        self.status = widgets.HTML(badge_html(self.verdict) if self.verdict else "")
+
+    @property
+    def design(self) -> Design:
+        """The last valid design."""
+        return self._design
+
+    def on_design(self, callback: Callable[[Design], None]) -> None:
+        """Call ``callback(new_design)`` after every accepted edit."""
+        self._listeners.append(callback)
+
+    def accept(self, design: Design) -> None:
+        self._design = design
+        if self._auto_check:
+            self.verdict = check(design)
+            self.status.value = badge_html(self.verdict)
+        for callback in self._listeners:
+            callback(design)

@@ -1,0 +1,78 @@
+"""``LayoutChart``: the SMEM/TMEM map of a Verdict beside the same design laid out without aliasing."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from ..core.check import check
+from ..core.verdict import Verdict
+from .layout_data import TEMPLATE, layout_chart_data, layout_spec, summary_text
+
+
+def without_aliasing(verdict: Verdict) -> Verdict | None:
+    """The verdict of the same design with no alias groups (TS's allocator lays it out), or None.
+
+    None when the design has no alias group (the map would be the same) or cannot be lowered.
+    """
+    design = verdict.design
+    if design is None or verdict.layout.empty or verdict.layout["alias_group"].isna().all():
+        return None
+    return check(design.with_alias_groups([]))
+
+
+def chart_data(verdict: Verdict) -> dict[str, Any]:
+    """What a LayoutChart shows: ``{"layout": ..., "without_aliasing": ... or None}`` as plain data."""
+    other = without_aliasing(verdict)
+    return {"layout": layout_chart_data(verdict),
+            "without_aliasing": layout_chart_data(other) if other is not None else None}
+
+
+class LayoutChart(widgets.VBox):
+    """Memory map of a verdict with a summary line; ``update(verdict)`` redraws in place.
+
+    ``width`` (pixels) is shared by the two maps when the what-if without aliasing is shown.
+    """
+
+    def __init__(self, verdict: Verdict, *, width: int = 760) -> None:
+        super().__init__()
+        self.width = width
+        self._summary = widgets.HTML()
+        self._summary.add_class("tslab-layout-summary")
+        self.figure = go.FigureWidget(layout={"template": TEMPLATE})
+        self.what_if = go.FigureWidget(layout={"template": TEMPLATE})
+        self._what_if_box = widgets.VBox([self.what_if])
+        self.children = [self._summary, widgets.HBox([widgets.VBox([self.figure]), self._what_if_box])]
+        self.data: dict[str, Any] = {}
+        self.update(verdict)
+
+    def __repr__(self) -> str:
+        return f"LayoutChart({summary_text(self.data['layout'])})" if self.data else "LayoutChart()"
+
+    def update(self, verdict: Verdict) -> None:
+        """Show ``verdict``'s layout (and the what-if without aliasing)."""
+        self.verdict = verdict
+        self.data = chart_data(verdict)
+        main, other = self.data["layout"], self.data["without_aliasing"]
+        text = summary_text(main)
+        if other is not None:
+            s = other["summary"]
+            text += f"; without aliasing {s['smem_used']:,} B" + ("" if s["fits"] else " (does not fit)")
+        self._summary.value = f'<span class="tslab-layout-text">{html.escape(text)}</span>'
+        width = self.width // 2 if other is not None else self.width
+        _redraw(self.figure, layout_spec(main, "with aliasing" if other is not None else "layout", width))
+        self._what_if_box.layout.display = None if other is not None else "none"
+        if other is not None:
+            _redraw(self.what_if, layout_spec(other, "without aliasing", width))
+
+
+def _redraw(target: go.FigureWidget, spec: dict[str, Any]) -> None:
+    """Replace traces and layout; the template is set once (copying it costs more than the rest)."""
+    layout = {k: v for k, v in spec["layout"].items() if k != "template"}
+    with target.batch_update():
+        target.data = ()
+        target.add_traces(spec["data"])
+        target.layout.update(layout, overwrite=True)

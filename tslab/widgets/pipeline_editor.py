@@ -1,0 +1,194 @@
+"""``PipelineEditor``: one panel per pipelined resource showing its PipelineConfig as TS holds it.
+
+Only the fields the pipeline type's TS factory accepts are editable. Every edit builds a new Design (TS
+validates it); an invalid value is shown at its field with TS's reason and a hint, and the last valid design
+is kept.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as widgets
+from traitlets import TraitError
+
+from ..core.design import Design
+from ..errors import DesignError, Issue
+from . import pipeline_form as form
+from .editing import DesignHolder
+
+AGENTS = ("Thread", "Warp", "ThreadBlock", "ThreadBlockCluster")
+_LABEL = widgets.Layout(width="240px")
+
+
+class PipelineEditor(widgets.VBox, DesignHolder):
+    """Edit the PipelineConfig of every pipelined resource of a design.
+
+    ``auto_check=True`` re-checks after each accepted edit and keeps the result in ``verdict``; a Studio
+    passes ``False`` and checks in the background itself.
+    """
+
+    def __init__(self, design: Design, *, auto_check: bool = True) -> None:
+        widgets.VBox.__init__(self)
+        self._hold(design, auto_check=auto_check)
+        self._controls: dict[tuple[str, str], widgets.Widget] = {}
+        self._messages: dict[tuple[str, str], widgets.HTML] = {}
+        self._loading = False
+        self.errors: dict[tuple[str, str], Issue] = {}
+        self._build()
+
+    def set(self, resource: str, field: str, value: Any) -> bool:
+        """Set one field; True if TS accepted it, else the error is in ``errors[(resource, field)]``."""
+        key = (resource, field)
+        if key in self._controls:
+            self._show(key, value)
+        return self._apply(resource, field, value)
+
+    def control(self, resource: str, field: str) -> widgets.Widget:
+        """The control of one field (a group field's control holds an agent dropdown and a size box)."""
+        if (resource, field) not in self._controls:
+            raise DesignError("input", f"resource '{resource}' field '{field}'", "has no control in this editor",
+                              "pick a pipelined resource and one of: " + ", ".join(form.SHOWN_FIELDS))
+        return self._controls[(resource, field)]
+
+    def message(self, resource: str, field: str) -> str:
+        """The error text shown at a field ('' when the field is fine)."""
+        box = self._messages.get((resource, field))
+        return box.value if box is not None else ""
+
+    def load(self, design: Design) -> None:
+        """Show ``design`` (e.g. after a revert) without re-checking or notifying listeners."""
+        same = design.pipelines() == self._design.pipelines()
+        self._design = design
+        if not same or self.errors:
+            self.errors.clear()
+            self._build()
+
+    def __repr__(self) -> str:
+        status = f", {self.verdict.status}" if self.verdict is not None else ""
+        return f"PipelineEditor({self._design.kernel}: {', '.join(self._design.pipelines()) or 'no pipelines'}{status})"
+
+    # -- internals -----------------------------------------------------------------------------------
+    def _apply(self, resource: str, field: str, value: Any) -> bool:
+        key = (resource, field)
+        try:
+            self._require_editable(resource, field)
+            if field == "interleave_stride" and isinstance(value, str):
+                value = form.parse_interleave(value, where=f"resource '{resource}' field 'interleave_stride'")
+            new = self._design.with_pipeline(resource, **{field: value})
+        except DesignError as exc:
+            self.errors[key] = exc.issue
+            self._message(key, exc.issue)
+            return False
+        for stale in [k for k in self.errors if k[0] == resource]:
+            self.errors.pop(stale)
+            self._message(stale, None)
+        self.accept(new)
+        return True
+
+    def _require_editable(self, resource: str, field: str) -> None:
+        pipelines = self._design.pipelines()
+        if resource not in pipelines:
+            raise DesignError("input", f"resource '{resource}'", "is not a pipelined resource of this design",
+                              "edit one of: " + ", ".join(pipelines))
+        kind = pipelines[resource]["pipeline_type"]
+        allowed = form.editable_fields(kind)
+        if field not in allowed:
+            raise DesignError("input", f"resource '{resource}' field '{field}'",
+                              f"does not apply to a {kind} pipeline (its TS factory does not take it)",
+                              "edit one of: " + ", ".join(allowed))
+
+    def _message(self, key: tuple[str, str], issue: Issue | None) -> None:
+        box = self._messages.get(key)
+        if box is None:
+            return
+        box.value = "" if issue is None else (
+            f'<div class="tslab-field-error" style="color:#cf222e">{_esc(issue.message)}'
+            + (f"<br><i>hint: {_esc(issue.hint)}</i>" if issue.hint else "") + "</div>")
+
+    def _show(self, key: tuple[str, str], value: Any) -> None:
+        control = self._controls[key]
+        self._loading = True
+        try:
+            if key[1] in form.GROUP_FIELDS and isinstance(value, dict):
+                control.children[0].value = value.get("agent", "Thread")
+                control.children[1].value = int(value.get("size", 1))
+            elif key[1] in form.GROUP_FIELDS and isinstance(value, int):
+                control.children[1].value = value
+            elif key[1] == "interleave_stride":
+                control.value = form.format_interleave(value)
+            elif key[1] in form.SIGNALING_FIELDS:
+                control.value = "None" if value is None else str(value)
+            elif not isinstance(value, (dict, list, tuple)):
+                control.value = value
+        except (TraitError, TypeError, ValueError):  # a value the control cannot show still goes to TS
+            pass
+        finally:
+            self._loading = False
+
+    def _build(self) -> None:
+        self._controls.clear()
+        self._messages.clear()
+        panels = [self._panel(name, cfg) for name, cfg in self._design.pipelines().items()]
+        if not panels:
+            panels = [widgets.HTML("<i>This design has no pipelined resource.</i>")]
+        self.children = [*panels, self.status]
+
+    def _panel(self, resource: str, cfg: dict[str, Any]) -> widgets.Widget:
+        kind = cfg["pipeline_type"]
+        editable = form.editable_fields(kind)
+        rows: list[widgets.Widget] = [widgets.HTML(
+            f'<b class="tslab-resource">{_esc(resource)}</b> &middot; <code>{_esc(kind)}</code> pipeline')]
+        for field in form.SHOWN_FIELDS:
+            control = self._control(resource, field, cfg.get(field), field in editable)
+            message = widgets.HTML("")
+            self._controls[(resource, field)] = control
+            self._messages[(resource, field)] = message
+            rows.append(widgets.HBox([widgets.Label(field, layout=_LABEL), control, message]))
+        box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px"))
+        box.add_class("tslab-pipeline-panel")
+        return box
+
+    def _control(self, resource: str, field: str, value: Any, editable: bool) -> widgets.Widget:
+        if field in form.GROUP_FIELDS:
+            agent = widgets.Dropdown(options=AGENTS, value=(value or {}).get("agent", "Thread"),
+                                     layout=widgets.Layout(width="130px"), disabled=not editable)
+            size = widgets.IntText(value=(value or {}).get("size", 1), layout=widgets.Layout(width="80px"),
+                                   disabled=not editable)
+
+            def group_changed(_: Any) -> None:
+                self._edited(resource, field, {"agent": agent.value, "size": size.value})
+
+            agent.observe(group_changed, "value")
+            size.observe(group_changed, "value")
+            return widgets.HBox([agent, size])
+        if field in form.SIGNALING_FIELDS:
+            options = form.SIGNALING_CHOICES + (("None",) if field == "consumer_wait_signaling_threads" else ())
+            shown = "None" if value is None else str(value)
+            control: widgets.Widget = widgets.Dropdown(options=tuple(dict.fromkeys((*options, shown))), value=shown,
+                                                       disabled=not editable, layout=widgets.Layout(width="210px"))
+        elif field == "interleave_stride":
+            control = widgets.Text(value=form.format_interleave(value), continuous_update=False,
+                                   placeholder="2 or acquire, commit, wait, release", disabled=not editable,
+                                   layout=widgets.Layout(width="210px"))
+        elif isinstance(value, bool):
+            control = widgets.Checkbox(value=value, disabled=not editable, indent=False)
+        else:
+            control = widgets.IntText(value=int(value or 0), disabled=not editable,
+                                      layout=widgets.Layout(width="210px"))
+        control.add_class(f"tslab-field-{field}")
+        control.observe(lambda change: self._edited(resource, field, _from_control(field, change["new"])), "value")
+        return control
+
+    def _edited(self, resource: str, field: str, value: Any) -> None:
+        if not self._loading:
+            self._apply(resource, field, value)
+
+
+def _from_control(field: str, value: Any) -> Any:
+    return None if field in form.SIGNALING_FIELDS and value == "None" else value
+
+
+def _esc(text: str) -> str:
+    return html.escape(str(text))

@@ -1,0 +1,55 @@
+"""The ``@schedule`` Python function a user would paste for an edited step list."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from cutlass.experimental.task_scheduling.schedule_builder import _STANDARD_STAGE_METHODS
+
+from ..core.steps import Step
+
+#: ScheduleStage name -> the resource proxy method that records it (TS's own table, inverted).
+STAGE_METHODS: dict[str, str] = {stage.name: method for method, stage in _STANDARD_STAGE_METHODS.items()}
+_GUARD_BLOCKS = {"FirstIter": "loop.first_iter()", "LastIter": "loop.last_iter()"}
+
+
+def _call(step: Step) -> str:
+    resource, stage, _, label = step[:4]
+    method = label if label and stage.endswith("Work") else STAGE_METHODS[stage]
+    return f"{resource}.{method}()"
+
+
+def _identifier(name: str) -> str:
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return out if out and not out[0].isdigit() else f"_{out}"
+
+
+def schedule_code(task: str, steps: Sequence[Step], loop: tuple[Any, Any, Any] = (0, 1, 1)) -> str:
+    """Source of a ``@schedule`` function running ``steps``; ``loop`` is (start, end, step) of its domain loop.
+
+    Data-flow arguments of work calls (``tma_load(row=row)``) are not part of a step list: add them back
+    where a work method takes inputs.
+    """
+    resources = list(dict.fromkeys(_identifier(s[0]) for s in steps))
+    fn = _identifier(task[:-4] if task.endswith("Task") and len(task) > 4 else task).lower() + "_schedule"
+    args = ", ".join(f"{r}: MemoryResource" for r in resources)
+    lines = ["@schedule", f"def {fn}({args}) -> None:"]
+    head = [s for s in steps if s[2] == "Head"]
+    body = [s for s in steps if s[2] == "Loop"]
+    tail = [s for s in steps if s[2] == "Tail"]
+    lines += [f"    {_call(s)}" for s in head]
+    if body:
+        start, end, step = loop
+        uses_loop = any(len(s) > 4 for s in body)
+        lines.append(f"    with domain_loop({start}, {end}, {step})" + (" as loop:" if uses_loop else ":"))
+        for s in body:
+            if len(s) > 4:
+                lines.append(f"        with {_GUARD_BLOCKS.get(s[4], s[4])}:")
+                lines.append(f"            {_call(s)}")
+            else:
+                lines.append(f"        {_call(s)}")
+    lines += [f"    {_call(s)}" for s in tail]
+    if len(lines) == 2:
+        lines.append("    pass")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,259 @@
+"""``ScheduleEditor``: one column per task, its steps grouped Head / Loop / Tail, with undo and redo.
+
+Steps move up and down (across section borders), are deleted or inserted from the choices each resource
+offers (``Design.stage_choices``); every edit builds a new Design, and a rejected edit keeps the last valid
+one. The "code" tab shows each task's schedule as the ``@schedule`` function to paste.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+import ipywidgets as widgets
+
+from ..core.design import Design
+from ..core.steps import CONSUMER_STAGES, PRODUCER_STAGES, SECTIONS, Step, make_step
+from ..errors import DesignError, Issue
+from . import schedule_ops as ops
+from .editing import DesignHolder
+from .schedule_code import schedule_code
+
+_BUTTON = widgets.Layout(width="30px", padding="0")
+
+
+class ScheduleEditor(widgets.VBox, DesignHolder):
+    """Edit the schedules of a design's tasks; ``move``, ``delete``, ``insert``, ``undo``, ``redo``."""
+
+    def __init__(self, design: Design, *, auto_check: bool = True) -> None:
+        widgets.VBox.__init__(self)
+        self._hold(design, auto_check=auto_check)
+        self.error: Issue | None = None
+        self._undo: list[tuple[str, list[Step], list[Step], bool]] = []
+        self._redo: list[tuple[str, list[Step], list[Step], bool]] = []
+        self._message = widgets.HTML("")
+        self._undo_button = widgets.Button(description="undo", icon="undo", layout=widgets.Layout(width="80px"))
+        self._redo_button = widgets.Button(description="redo", icon="repeat", layout=widgets.Layout(width="80px"))
+        self._undo_button.on_click(lambda _: self.undo())
+        self._redo_button.on_click(lambda _: self.redo())
+        self._columns = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
+        self._code = widgets.VBox()
+        self._tabs = widgets.Tab(children=[self._columns, self._code])
+        self._tabs.titles = ("steps", "code")
+        self.children = [widgets.HBox([self._undo_button, self._redo_button, self._message]), self._tabs,
+                         self.status]
+        self._render()
+
+    # -- programmatic edits --------------------------------------------------------------------------
+    def move(self, task: str, index: int, to_section: str, to_index: int) -> bool:
+        """Move step ``index`` of ``task`` to position ``to_index`` of ``to_section``."""
+        return self._edit(task, lambda steps: ops.move(task, steps, index, to_section, to_index))
+
+    def delete(self, task: str, index: int) -> bool:
+        """Delete step ``index`` of ``task``."""
+        return self._edit(task, lambda steps: ops.delete(task, steps, index))
+
+    def insert(self, task: str, index: int, step: Sequence[Any]) -> bool:
+        """Insert ``step`` (resource, stage, section, label) before step ``index`` of ``task``."""
+        return self._edit(task, lambda steps: ops.insert(task, steps, index, step))
+
+    def undo(self) -> bool:
+        """Undo the last schedule edit (on top of whatever else changed since)."""
+        return self._history(self._undo, self._redo, before=True)
+
+    def redo(self) -> bool:
+        """Redo the last undone schedule edit."""
+        return self._history(self._redo, self._undo, before=False)
+
+    def code(self, task: str) -> str:
+        """The ``@schedule`` function of ``task`` as the editor shows it."""
+        return schedule_code(task, self._design.schedule(task), self._loops().get(task, (0, 1, 1)))
+
+    def load(self, design: Design) -> None:
+        """Show ``design`` (e.g. after a revert) without re-checking or notifying listeners."""
+        same = _schedule_key(design) == _schedule_key(self._design)
+        self._design = design
+        if not same:
+            self._render()
+
+    def __repr__(self) -> str:
+        status = f", {self.verdict.status}" if self.verdict is not None else ""
+        return f"ScheduleEditor({self._design.kernel}: {', '.join(self._design.tasks())}{status})"
+
+    # -- internals -----------------------------------------------------------------------------------
+    def _edit(self, task: str, change: Any) -> bool:
+        try:
+            before = self._design.schedule(task)
+            overridden = task in self._design.overrides["schedules"]
+            after = change(before)
+            new = self._design.with_schedule(task, after)
+        except DesignError as exc:
+            self._fail(exc.issue)
+            return False
+        self._undo.append((task, before, new.schedule(task), overridden))
+        self._redo.clear()
+        self._done(new)
+        return True
+
+    def _history(self, source: list, target: list, *, before: bool) -> bool:
+        if not source:
+            return False
+        task, old, new_steps, overridden = source[-1]
+        try:
+            if before and not overridden:
+                new = _kernel_schedule(self._design, task, old)
+            else:
+                new = self._design.with_schedule(task, old if before else new_steps)
+        except DesignError as exc:
+            self._fail(exc.issue)
+            return False
+        target.append(source.pop())
+        self._done(new)
+        return True
+
+    def _fail(self, issue: Issue) -> None:
+        self.error = issue
+        self._message.value = (f'<span class="tslab-field-error" style="color:#cf222e"><b>{_esc(issue.where)}</b>: '
+                               f"{_esc(issue.message)}; <i>{_esc(issue.hint)}</i></span>")
+
+    def _done(self, design: Design) -> None:
+        self.error = None
+        self._message.value = ""
+        self._design = design
+        self._render()
+        self.accept(design)
+
+    def _loops(self) -> dict[str, tuple[Any, Any, Any]]:
+        """Each task's domain loop (start, end, step), read from the lowered TS tasks."""
+        return self._task_info()[0]
+
+    def _task_resources(self, task: str) -> dict[str, str | None]:
+        """The resources ``task`` touches and its role on each: consumer (src), producer (dst), or None (both)."""
+        return self._task_info()[1].get(task, {})
+
+    def _task_info(self) -> tuple[dict[str, tuple[Any, Any, Any]], dict[str, dict[str, str | None]]]:
+        if getattr(self, "_info_for", None) is not self._design:
+            tasks = self._design.lower().blueprint.tasks
+            roles: dict[str, dict[str, str | None]] = {}
+            for t in tasks:
+                src, dst = {r.name for r in t.src_resources}, {r.name for r in t.dst_resources}
+                names = dict.fromkeys(r.name for r in (*t.src_resources, *t.dst_resources))
+                roles[t.name] = {n: None if n in src and n in dst else "consumer" if n in src else "producer"
+                                 for n in names}
+            self._info = ({t.name: (t.domain_start, t.domain, t.step) for t in tasks}, roles)
+            self._info_for = self._design
+        return self._info
+
+    def _render(self) -> None:
+        self._undo_button.disabled = not self._undo
+        self._redo_button.disabled = not self._redo
+        tasks = self._design.tasks()
+        self._columns.children = [self._column(t) for t in tasks]
+        self._code.children = [widgets.HTML(f'<pre class="tslab-code">{_esc(self.code(t))}</pre>') for t in tasks]
+
+    def _column(self, task: str) -> widgets.Widget:
+        steps = self._design.schedule(task)
+        rows: list[widgets.Widget] = [widgets.HTML(f'<b class="tslab-task">{_esc(task)}</b>')]
+        for section in SECTIONS:
+            rows.append(widgets.HTML(f'<i style="color:#57606a">{section}</i>'))
+            for position, (index, step) in enumerate(ops.section_steps(steps, section)):
+                rows.append(self._row(task, steps, index, step, position))
+        rows.append(self._inserter(task))
+        box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px",
+                                                       min_width="330px"))
+        box.add_class("tslab-task-column")
+        return box
+
+    def _row(self, task: str, steps: list[Step], index: int, step: Step, position: int) -> widgets.Widget:
+        section = step[2]
+        count = len(ops.section_steps(steps, section))
+        s = SECTIONS.index(section)
+        up = (section, position - 1) if position > 0 else (SECTIONS[s - 1], 10**6) if s > 0 else None
+        down = (section, position + 1) if position < count - 1 else (SECTIONS[s + 1], 0) if s < 2 else None
+        buttons = []
+        for icon, target in (("arrow-up", up), ("arrow-down", down)):
+            button = widgets.Button(icon=icon, layout=_BUTTON, disabled=target is None, tooltip=f"move {icon[6:]}")
+            if target is not None:
+                button.on_click(lambda _, t=target: self.move(task, index, t[0], t[1]))
+            buttons.append(button)
+        remove = widgets.Button(icon="times", layout=_BUTTON, tooltip="delete")
+        remove.on_click(lambda _: self.delete(task, index))
+        text = f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "") + (f" [{step[4]}]" if len(step) > 4 else "")
+        label = widgets.HTML(f'<code style="font-size:11px">{_esc(text)}</code>', layout=widgets.Layout(width="220px"))
+        return widgets.HBox([label, *buttons, remove])
+
+    def _inserter(self, task: str) -> widgets.Widget:
+        roles = self._task_resources(task) or dict.fromkeys(self._design.resources())
+        pipelined = set(self._design.pipelines())
+        resource = widgets.Dropdown(options=list(roles), layout=widgets.Layout(width="120px"))
+        stage = widgets.Dropdown(layout=widgets.Layout(width="150px"))
+        label = widgets.Dropdown(layout=widgets.Layout(width="100px"))
+        section = widgets.Dropdown(options=SECTIONS, value="Loop", layout=widgets.Layout(width="70px"))
+        add = widgets.Button(description="insert", icon="plus", layout=widgets.Layout(width="80px"))
+
+        def stages_changed(_: Any = None) -> None:
+            choices = self._design.stage_choices(resource.value) if resource.value else {}
+            _offer(label, _labels(stage.value, choices) if stage.value else [None])
+
+        def resource_changed(_: Any = None) -> None:
+            if resource.value:
+                _offer(stage, offered_stages(self._design.stage_choices(resource.value), resource.value in pipelined,
+                                             roles.get(resource.value)))
+            stages_changed()
+
+        def clicked(_: Any) -> None:
+            if resource.value and stage.value:
+                step = make_step(resource.value, stage.value, section.value, label.value)
+                self._edit(task, lambda steps: ops.insert_in_section(steps, step, 10**6))
+
+        resource.observe(resource_changed, "value")
+        stage.observe(stages_changed, "value")
+        add.on_click(clicked)
+        resource_changed()
+        return widgets.VBox([widgets.HBox([resource, stage]), widgets.HBox([label, section, add])])
+
+
+def _schedule_key(design: Design) -> tuple:
+    """What the columns show: the kernel, its parameters and the schedule overrides."""
+    return design.kernel, design.params, design.overrides["schedules"]
+
+
+def _kernel_schedule(design: Design, task: str, steps: list[Step]) -> Design:
+    """``design`` with ``task`` back on the kernel's own schedule (no override), so undo restores equality."""
+    data = design.to_dict()
+    data["schedules"].pop(task, None)
+    try:
+        return Design.from_dict(data)
+    except DesignError:  # a custom design cannot be rebuilt from data: keep the steps as an override
+        return design.with_schedule(task, steps)
+
+
+def offered_stages(choices: dict[str, list[str]], pipelined: bool, role: str | None = None) -> list[str]:
+    """Stages a step on a resource may use: its pipeline ops if it has a pipeline, work stages it offers.
+
+    ``role`` ("producer" for a task's dst resource, "consumer" for a src resource) keeps that side only.
+    """
+    out = []
+    for side, stages, labels in (("producer", PRODUCER_STAGES, choices.get("producer_work")),
+                                 ("consumer", CONSUMER_STAGES, choices.get("consumer_work"))):
+        if role not in (None, side):
+            continue
+        out += [stage for stage in stages if (labels if stage.endswith("Work") else pipelined)]
+    return out
+
+
+def _offer(dropdown: widgets.Dropdown, options: list[Any]) -> None:
+    """New options with the first one selected (a Dropdown otherwise keeps no selection)."""
+    dropdown.options = [(str(o) if o is not None else "-", o) for o in options]
+    dropdown.value = options[0] if options else None
+
+
+def _labels(stage: str, choices: dict[str, list[str]]) -> list[str | None]:
+    if not stage.endswith("Work"):
+        return [None]
+    return list(choices.get("producer_work" if stage.startswith("Producer") else "consumer_work", [])) or [None]
+
+
+def _esc(text: str) -> str:
+    return html.escape(str(text))

@@ -1,0 +1,169 @@
+"""``Studio``: both editors on the left; the verdict, memory map, schedule swimlane and history on the right.
+
+Every accepted edit becomes the current design at once and is re-checked in the background (debounced;
+a newer edit supersedes a running check). ``wait()`` blocks until the newest design's verdict is shown.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+
+from ..core.check import check
+from ..core.design import Design
+from ..core.verdict import Verdict
+from ..errors import DesignError
+from .badge import badge_html
+from .history import History
+from .layout_chart import LayoutChart
+from .pipeline_editor import PipelineEditor
+from .rechecker import Rechecker
+from .replay import ReplayPlayer
+from .schedule_editor import ScheduleEditor
+from .swimlane import swimlane_html
+
+MAX_HISTORY_BUTTONS = 12
+UNSAFE = frozenset({"DEADLOCK", "RACE", "PDL-ORDER"})
+
+
+def counterexample_view(verdict: Verdict) -> widgets.Widget | None:
+    """What a Studio shows under an unsafe verdict: a ReplayPlayer of ``verdict.trace``, or the checker's own
+    text of the counterexample when no trace could be rebuilt.
+
+    This is the extension point for counterexamples: assign another function of a Verdict to
+    ``Studio.counterexample_view`` to show something else.
+    """
+    if verdict.status not in UNSAFE:
+        return None
+    if verdict.trace is not None:
+        return ReplayPlayer(verdict.trace)
+    c = verdict.checker
+    lines = [line for d in c.deadlocks for line in d.get("lines", [])]
+    lines += [f"{r['writer_task']} writes {r['writer_resource']} while {r['victim_task']} {r['victim_access']} "
+              f"{r['victim_resource']} ({r['overlap']})" for r in c.races]
+    text = "\n".join(lines) or "\n".join(str(e) for e in verdict.errors)
+    return widgets.HTML(f'<pre class="tslab-counterexample">{html.escape(text)}</pre>')
+
+
+class Studio(widgets.HBox):
+    """Edit a design and watch TS's verdict, memory map and schedule follow.
+
+    ``max_states`` bounds each exhaustive check (a verdict that hits it is NOT PROVEN, never wrong).
+    """
+
+    counterexample_view: Callable[[Verdict], widgets.Widget | None] = staticmethod(counterexample_view)
+
+    def __init__(self, design: Design, *, debounce: float = 0.15, max_states: int = 1_000_000,
+                 chart_width: int = 720) -> None:
+        super().__init__()
+        self._design = design
+        self._check = functools.partial(check, max_states=max_states)
+        self._verdict = self._check(design)
+        self._lock = threading.Lock()
+        self.history = History()
+        self.history.add(design)
+        self.pipeline_editor = PipelineEditor(design, auto_check=False)
+        self.schedule_editor = ScheduleEditor(design, auto_check=False)
+        self.pipeline_editor.on_design(lambda d: self._edited(d, source=self.pipeline_editor))
+        self.schedule_editor.on_design(lambda d: self._edited(d, source=self.schedule_editor))
+        self.layout_chart = LayoutChart(self._verdict, width=chart_width)
+        self._badge = widgets.HTML()
+        self._states = widgets.HTML()
+        self._swimlane = widgets.HTML()
+        self._counterexample = widgets.VBox()
+        self._history_box = widgets.VBox()
+        self._badge.add_class("tslab-studio-badge")
+        self._states.add_class("tslab-studio-states")
+        editors = widgets.Tab(children=[self.pipeline_editor, self.schedule_editor])
+        editors.titles = ("pipelines", "schedules")
+        right = widgets.VBox([self._badge, self._states, self.layout_chart, widgets.HTML("<b>schedule</b>"),
+                              self._swimlane, self._counterexample, widgets.HTML("<b>history</b>"),
+                              self._history_box], layout=widgets.Layout(width="60%"))
+        self.children = [widgets.VBox([editors], layout=widgets.Layout(width="40%")), right]
+        self.add_class("tslab-studio")
+        self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce,
+                                    check_fn=self._check)
+        self._show(self._verdict, redraw_chart=False)
+        self._render_history()
+
+    # -- public API ----------------------------------------------------------------------------------
+    @property
+    def design(self) -> Design:
+        """The current design (the newest accepted edit)."""
+        return self._design
+
+    @property
+    def verdict(self) -> Verdict:
+        """The verdict of the current design (waits for a running re-check first)."""
+        if not self._rechecker.in_worker():
+            self._rechecker.wait()
+        return self._verdict
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the running re-check has finished and its verdict is shown; False on timeout."""
+        return self._rechecker.wait(timeout)
+
+    def revert(self, index: int) -> None:
+        """Make history entry ``index`` the current design again (recorded as a new history entry)."""
+        if not isinstance(index, int) or not -len(self.history) <= index < len(self.history):
+            raise DesignError("input", f"studio history entry {index!r}", "does not exist",
+                              f"pick an entry from 0 to {len(self.history) - 1}")
+        design = self.history[index]
+        self.pipeline_editor.load(design)
+        self.schedule_editor.load(design)
+        self._edited(design, source=None, label=f"revert to #{index}")
+
+    def __repr__(self) -> str:
+        return f"Studio({self._design.kernel}: {self._verdict.status}, {len(self.history)} design(s) in history)"
+
+    def close(self) -> None:
+        """Close the widget and stop its background re-checking."""
+        self._rechecker.close()
+        super().close()
+
+    # -- internals -----------------------------------------------------------------------------------
+    def _edited(self, design: Design, *, source: Any, label: str | None = None) -> None:
+        with self._lock:
+            self._design = design
+            self.history.add(design, label)
+        for editor in (self.pipeline_editor, self.schedule_editor):
+            if editor is not source and source is not None:
+                editor.load(design)
+        self._render_history()
+        self._badge.value = badge_html(self._verdict, checking="re-checking…")
+        self._rechecker.submit(design)
+
+    def _progress(self, seconds: float) -> None:
+        self._badge.value = badge_html(self._verdict, checking=f"re-checking… {seconds:.1f} s")
+
+    def _checked(self, design: Design, verdict: Verdict) -> None:
+        self._verdict = verdict
+        self._show(verdict)
+
+    def _show(self, verdict: Verdict, *, redraw_chart: bool = True) -> None:
+        self._badge.value = badge_html(verdict)
+        c = verdict.checker
+        limit = f" (state limit {c.max_states:,} hit)" if c.hit_state_limit else ""
+        self._states.value = (f'<span class="tslab-states">checker: {html.escape(c.verdict)}, '
+                              f"{c.states_explored:,} states in {c.runs} run(s){limit}; "
+                              f"checked in {verdict.seconds * 1000:.0f} ms</span>")
+        if redraw_chart:
+            self.layout_chart.update(verdict)
+        self._swimlane.value = swimlane_html(verdict.schedule)
+        view = type(self).counterexample_view(verdict)
+        self._counterexample.children = [view] if view is not None else []
+
+    def _render_history(self) -> None:
+        start = max(0, len(self.history) - MAX_HISTORY_BUTTONS)
+        buttons = []
+        for index in range(start, len(self.history)):
+            button = widgets.Button(description=f"#{index}: {self.history.labels()[index]}",
+                                    tooltip="revert to this design", layout=widgets.Layout(width="auto"))
+            button.on_click(lambda _, i=index: self.revert(i))
+            buttons.append(button)
+        self._history_box.children = buttons
