@@ -1,0 +1,19 @@
+"""The GPU path: find the device, compile designs, run and check them, time them, export them."""
+
+from .bench import BenchResult, bench
+from .compile import CompiledKernel, compile  # noqa: A004
+from .device import DeviceInfo, device
+from .errors import (
+    CheckFailedError,
+    CompileError,
+    GpuError,
+    NoGpuError,
+    UnsafeDesignError,
+    UnsupportedKernelError,
+    WorkerCrashedError,
+    WorkerTimeoutError,
+)
+
+__all__ = ["BenchResult", "CheckFailedError", "CompileError", "CompiledKernel", "DeviceInfo", "GpuError",
+           "NoGpuError", "UnsafeDesignError", "UnsupportedKernelError", "WorkerCrashedError", "WorkerTimeoutError",
+           "bench", "compile", "device"]

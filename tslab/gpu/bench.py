@@ -1,0 +1,90 @@
+"""``bench``: time kernels against torch's copy of the same tensors, cold L2, in a worker process."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import pandas as pd
+
+from .targets import Target, resolve
+from .worker import run_job
+
+
+def _quantile(values: list[float], q: float) -> float:
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=10, method="inclusive")[round(q * 10) - 1]
+
+
+class BenchResult:
+    """One row per kernel and size: median and p10/p90 of the repeats, GB/s, the ratio to torch."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.raw = rows
+        self.table = pd.DataFrame([self._row(r) for r in rows])
+        if not self.table.empty and self.table["torch_gbps"].notna().any():
+            self.table["frac_peak"] = self.table["gbps"] / self.table["torch_gbps"].max()
+
+    @staticmethod
+    def _row(r: dict[str, Any]) -> dict[str, Any]:
+        k = r["kernel_us"]
+        med = statistics.median(k)
+        row = {"kernel": r["kernel"], "shape": "x".join(map(str, r["shape"])), "dtype": r["dtype"],
+               "params": ",".join(f"{a}={b}" for a, b in r["params"].items()), "bytes": r["bytes"],
+               "median_us": med, "p10_us": _quantile(k, 0.1), "p90_us": _quantile(k, 0.9),
+               "gbps": r["bytes"] / med / 1e3, "torch_us": None, "torch_gbps": None, "ratio": None,
+               "rel_error": r["rel_error"], "repeats": len(k), "workspaces": r["workspaces"]}
+        if r["torch_us"]:
+            t = statistics.median(r["torch_us"])
+            row.update(torch_us=t, torch_gbps=r["bytes"] / t / 1e3, ratio=t / med)
+        return row
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __repr__(self) -> str:
+        cols = ["kernel", "shape", "params", "median_us", "p10_us", "p90_us", "gbps", "torch_gbps", "ratio"]
+        return self.table[[c for c in cols if c in self.table]].to_string(index=False, float_format="%.3f")
+
+    def _repr_html_(self) -> str:
+        return self.table.to_html(index=False, float_format="%.3f")
+
+    def plot(self) -> Any:
+        """GB/s per size, kernel against torch, as a plotly figure (plotly is imported only here)."""
+        import plotly.graph_objects as go
+
+        fig = go.Figure()
+        for key, group in self.table.groupby(["kernel", "params"]):
+            fig.add_bar(name=f"{key[0]} ({key[1]})", x=group["shape"], y=group["gbps"])
+        if self.table["torch_gbps"].notna().any():
+            base = self.table.drop_duplicates("shape")
+            fig.add_scatter(name="torch copy", x=base["shape"], y=base["torch_gbps"], mode="markers+lines")
+        fig.update_layout(yaxis_title="GB/s (read + write)", xaxis_title="shape", barmode="group")
+        return fig
+
+
+def bench(kernels: Any, *, sizes: list[tuple[int, ...]] | None = None, dtype: str | None = None,
+          baseline: str | None = "torch", repeats: int = 5, iterations: int = 20, warmup: int = 5,
+          use_cuda_graphs: bool = False, timeout: float = 600.0, progress: bool = True) -> BenchResult:
+    """Time designs or compiled kernels (one or a list) at each size against torch, in one worker.
+
+    Cold L2: each timing rotates over enough input/output pairs to exceed the L2 three times.
+    """
+    items = kernels if isinstance(kernels, (list, tuple)) else [kernels]
+    targets: list[Target] = []
+    for item in items:
+        target = getattr(item, "target", None)
+        design = item if target is None else None
+        for size in sizes or [None]:
+            if design is not None:
+                targets.append(resolve(design, size, dtype))
+            else:
+                targets.append(target if size is None else Target(target.kernel, target.params, tuple(size),
+                                                                  target.dtype, target.pipelines))
+    rows = run_job("tslab.gpu.jobs:bench_job",
+                   {"targets": [t.to_dict() for t in targets], "repeats": repeats, "iterations": iterations,
+                    "warmup": warmup, "use_cuda_graphs": use_cuda_graphs, "baseline": baseline,
+                    "progress": progress},
+                   timeout=timeout, what="benchmark")
+    return BenchResult(rows)
