@@ -28,15 +28,16 @@ TMA_SHAPE = (16384, 16384)  # fp16, 512 MiB
 
 TARGETS = [grid_stride_copy.design(), tma_copy.design()]
 SWEEP = [
-    grid_stride_copy.design(warps=4, ctas_per_sm=16),
-    grid_stride_copy.design(warps=8, ctas_per_sm=8),
-    grid_stride_copy.design(warps=8, ctas_per_sm=4),
-    tma_copy.design(stages=2),
-    tma_copy.design(stages=6, ctas_per_sm=1),
-    tma_copy.design(stages=3, ctas_per_sm=3),
-    tma_copy.design(tile_rows=128, stages=4, ctas_per_sm=1),
-    tma_copy.design(tile_rows=32, stages=8, ctas_per_sm=2),
-    tma_copy.design(tile_rows=128, tile_cols=256, stages=3, ctas_per_sm=1),
+    grid_stride_copy.design(unroll=1),
+    grid_stride_copy.design(unroll=2, ctas_per_sm=16),
+    grid_stride_copy.design(ctas_per_sm=32),
+    grid_stride_copy.design(ctas_per_sm=128),
+    grid_stride_copy.design(ctas_per_sm=512),
+    grid_stride_copy.design(unroll=2, ctas_per_sm=1024),
+    tma_copy.design(tile_rows=64, tile_cols=128, stages=4, ctas_per_sm=2),
+    tma_copy.design(tile_rows=256, tile_cols=128, stages=3, ctas_per_sm=1),
+    tma_copy.design(tile_rows=128, tile_cols=128, stages=6, ctas_per_sm=1),
+    tma_copy.design(tile_rows=128, tile_cols=256, stages=3, ctas_per_sm=1, store_warps=4),
 ]
 
 

@@ -14,8 +14,10 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no N
 CASES = [
     (grid_stride_copy.design(), (8 * 1_000_003,), "int16"),
     (grid_stride_copy.design(warps=8, vector_bytes=8), (4 * 2**20,), "float32"),
+    (grid_stride_copy.design(unroll=1), (8 * 12_345,), "float16"),
     (tma_copy.design(), (1000, 1000), "float16"),
     (tma_copy.design(stages=2, tile_rows=128, store_warps=4), (4096, 4096), "bfloat16"),
+    (tma_copy.design(stages=3, tile_rows=128, tile_cols=256, ctas_per_sm=1), (3000, 1000), "int16"),
 ]
 
 

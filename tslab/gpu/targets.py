@@ -44,7 +44,7 @@ class Target:
         """The ``cutlass.Constexpr`` arguments of the module's ``launch`` after ``(src, dst, stream)``."""
         p = self.params
         if self.kernel == "grid_stride_copy":
-            return (p["warps"], p["ctas_per_sm"], sms, p["vector_bytes"], self.pipelines)
+            return (p["warps"], p["ctas_per_sm"], sms, p["vector_bytes"], p["unroll"], self.pipelines)
         return (p["stages"], p["tile_rows"], p["tile_cols"], p["store_warps"], p["ctas_per_sm"], sms,
                 self.pipelines)
 

@@ -8,10 +8,12 @@ Resources:
     GmemSource  the input tensor seen as 16-byte vectors (consumer work ``load``)
     GmemSink    the output tensor seen the same way (producer work ``store``)
 Tasks:
-    CopyTask    every thread copies ``vector_bytes`` per access, striding over the whole grid
+    CopyTask    every thread copies ``unroll`` vectors of ``vector_bytes`` per trip (all loads issued
+                before the first store), striding over the whole grid
 
 The CPU design checks ``iterations`` loop trips; the GPU kernel runs as many trips as the tensor needs
-(``ceil(vectors / (grid * threads))``), with ``ctas_per_sm`` blocks per multiprocessor.
+(``ceil(vectors / (grid * threads * unroll))``), with ``ctas_per_sm`` blocks per multiprocessor (more than
+fit at once: 128 gives 4 trips at 512 MiB, measured faster than a resident-only grid; see benchmarks/NOTES.md).
 """
 
 from dataclasses import dataclass, field
@@ -33,7 +35,7 @@ from ..core.blueprint import Blueprint
 
 NAME = "grid_stride_copy"
 SUMMARY = "grid-stride GMEM -> GMEM copy, one task, vectorised accesses"
-PARAMS: dict[str, Any] = {"warps": 4, "iterations": 4, "vector_bytes": 16, "ctas_per_sm": 8}
+PARAMS: dict[str, Any] = {"warps": 4, "iterations": 4, "vector_bytes": 16, "ctas_per_sm": 128, "unroll": 4}
 #: Problem the GPU path compiles for when none is given: 512 MiB of int16 (elements, dtype name).
 DEFAULT_SHAPE: tuple[int, ...] = (256 * 1024 * 1024,)
 DEFAULT_DTYPE = "int16"
@@ -41,24 +43,29 @@ DEFAULT_DTYPE = "int16"
 
 @dataclass(kw_only=True)
 class GmemSource(MemoryResource):
-    """The input tensor as ``(vector, vectors)``; each ``load`` reads one vector per thread."""
+    """The input tensor as ``(vector, vectors)``; each ``load`` reads ``unroll`` vectors per thread."""
 
     src: Any = field(default=None)
     vec: cutlass.Constexpr[int] = 8
+    unroll: cutlass.Constexpr[int] = 1
     dtype: cutlass.Constexpr[Any] = field(default=cutlass.Int16)
     value: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
 
     def __post_init__(self) -> None:
-        vec, dtype = self.vec, self.dtype
-        self.value = TaskLocalVariable(dtype=cute.TensorSSA, default_factory=lambda: _zeros(vec, dtype),
-                                       docs="the vector this thread copies in this iteration")
+        vec, unroll, dtype = self.vec, self.unroll, self.dtype
+        self.value = TaskLocalVariable(dtype=cute.TensorSSA, default_factory=lambda: _zeros(vec, unroll, dtype),
+                                       docs="the vectors this thread copies in this iteration")
 
     @consumer_work(returns=value)
     @cute.jit
     def load(self, stage_info: StageInfo) -> cute.TensorSSA:
         last = cute.size(self.src, mode=[1]) - 1
-        index = cutlass.min(stage_info.loop_offset + _global_thread(), last)  # the store skips the clamped tail
-        return self.src[None, index].load()
+        regs = cute.make_rmem_tensor((self.vec, self.unroll), self.dtype)
+        for j in cutlass.range_constexpr(self.unroll):
+            # Clamped at the tail: the store skips those vectors.
+            index = cutlass.min(_vector_index(stage_info.loop_offset, j, self.unroll), last)
+            regs[None, j].store(self.src[None, index].load())
+        return regs.load()
 
 
 @dataclass(kw_only=True)
@@ -66,35 +73,41 @@ class GmemSink(MemoryResource):
     """The output tensor as ``(vector, vectors)``; each ``store`` writes one vector per thread."""
 
     dst: Any = field(default=None)
+    unroll: cutlass.Constexpr[int] = 1
 
     @producer_work
     @cute.jit
     def store(self, stage_info: StageInfo, *, value: cute.TensorSSA) -> None:
-        index = stage_info.loop_offset + _global_thread()
-        if index < cute.size(self.dst, mode=[1]):
-            self.dst[None, index].store(value)
+        regs = cute.make_rmem_tensor(value.shape, value.dtype)
+        regs.store(value)
+        for j in cutlass.range_constexpr(self.unroll):
+            index = _vector_index(stage_info.loop_offset, j, self.unroll)
+            if index < cute.size(self.dst, mode=[1]):
+                self.dst[None, index].store(regs[None, j].load())
 
 
 @cute.jit
-def _global_thread() -> cutlass.Int32:
+def _vector_index(offset: cutlass.Int32, j: cutlass.Constexpr, unroll: cutlass.Constexpr) -> cutlass.Int32:
+    """Vector ``j`` of this thread in the trip starting at ``offset``: coalesced across the grid."""
     tid, _, _ = cute.arch.thread_idx()
     bid, _, _ = cute.arch.block_idx()
     bdim, _, _ = cute.arch.block_dim()
-    return bid * bdim + tid
+    grid, _, _ = cute.arch.grid_dim()
+    return offset + (j * grid + bid) * bdim + tid
 
 
-def _zeros(vec: int, dtype: Any) -> Any:
-    return cute.full((vec,), 0, dtype)
+def _zeros(vec: int, unroll: int, dtype: Any) -> Any:
+    return cute.full((vec, unroll), 0, dtype)
 
 
 def make_tasks(warps: int, trips: int, stride: int, *, src: Any = None, dst: Any = None, vec: int = 8,
-               dtype: Any = cutlass.Int16) -> Blueprint:
+               unroll: int = 1, dtype: Any = cutlass.Int16) -> Blueprint:
     """Resources and the copy task: ``trips`` iterations, each advancing ``stride`` vectors.
 
     Shared by :func:`build` (CPU check, ``stride`` = one block) and the GPU kernel (``stride`` = the grid).
     """
-    source = GmemSource(name="gmem_in", src=src, vec=vec, dtype=dtype)
-    sink = GmemSink(name="gmem_out", dst=dst)
+    source = GmemSource(name="gmem_in", src=src, vec=vec, unroll=unroll, dtype=dtype)
+    sink = GmemSink(name="gmem_out", dst=dst, unroll=unroll)
 
     @schedule
     def copy_schedule(source: MemoryResource, sink: MemoryResource) -> None:
@@ -107,9 +120,10 @@ def make_tasks(warps: int, trips: int, stride: int, *, src: Any = None, dst: Any
     return Blueprint(tasks=[task], graph={sink: [source]})
 
 
-def build(warps: int = 4, iterations: int = 4, vector_bytes: int = 16, ctas_per_sm: int = 8) -> Blueprint:
+def build(warps: int = 4, iterations: int = 4, vector_bytes: int = 16, ctas_per_sm: int = 128,
+          unroll: int = 4) -> Blueprint:
     """Fresh TS objects of the grid-stride copy (``iterations`` loop trips checked)."""
-    return make_tasks(warps, iterations, warps * 32, vec=max(1, vector_bytes // 2))
+    return make_tasks(warps, iterations, warps * 32 * unroll, vec=max(1, vector_bytes // 2), unroll=unroll)
 
 
 def design(**params: Any):
@@ -124,12 +138,13 @@ def design(**params: Any):
 
 @cute.kernel
 def _copy_kernel(src: cute.Tensor, dst: cute.Tensor, warps: cutlass.Constexpr, trips: cutlass.Constexpr,
-                 stride: cutlass.Constexpr, vec: cutlass.Constexpr, pipelines: cutlass.Constexpr) -> None:
+                 stride: cutlass.Constexpr, vec: cutlass.Constexpr, unroll: cutlass.Constexpr,
+                 pipelines: cutlass.Constexpr) -> None:
     from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
     from ..core.blueprint import apply_pipeline
 
-    bp = make_tasks(warps, trips, stride, src=src, dst=dst, vec=vec, dtype=src.element_type)
+    bp = make_tasks(warps, trips, stride, src=src, dst=dst, vec=vec, unroll=unroll, dtype=src.element_type)
     for name, fields in pipelines:
         apply_pipeline(bp, name, dict(fields))
     manager = TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, verbose=False)
@@ -140,15 +155,15 @@ def _copy_kernel(src: cute.Tensor, dst: cute.Tensor, warps: cutlass.Constexpr, t
 @cute.jit
 def launch(src: cute.Tensor, dst: cute.Tensor, stream: Any, warps: cutlass.Constexpr,
            ctas_per_sm: cutlass.Constexpr, sms: cutlass.Constexpr, vector_bytes: cutlass.Constexpr,
-           pipelines: cutlass.Constexpr = ()) -> None:
+           unroll: cutlass.Constexpr = 1, pipelines: cutlass.Constexpr = ()) -> None:
     """Host entry: copy ``src`` into ``dst`` (same flat shape) with a grid of ``sms * ctas_per_sm`` blocks."""
     vec = vector_bytes * 8 // src.element_type.width
     src_v = cute.zipped_divide(src, (vec,))
     dst_v = cute.zipped_divide(dst, (vec,))
     vectors = cute.size(src_v, mode=[1])
     threads = warps * 32
-    grid = min(sms * ctas_per_sm, (vectors + threads - 1) // threads)
-    stride = grid * threads
+    grid = min(sms * ctas_per_sm, (vectors + threads * unroll - 1) // (threads * unroll))
+    stride = grid * threads * unroll
     trips = (vectors + stride - 1) // stride
-    _copy_kernel(src_v, dst_v, warps, trips, stride, vec, pipelines).launch(
+    _copy_kernel(src_v, dst_v, warps, trips, stride, vec, unroll, pipelines).launch(
         grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream)

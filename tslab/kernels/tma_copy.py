@@ -43,8 +43,8 @@ from ..core.blueprint import Blueprint
 
 NAME = "tma_copy"
 SUMMARY = "persistent TMA copy: load task -> TmaAsync SMEM ring -> TMA store task"
-PARAMS: dict[str, Any] = {"stages": 4, "tile_rows": 64, "tile_cols": 128, "tiles": 4, "store_warps": 1,
-                          "ctas_per_sm": 2}
+PARAMS: dict[str, Any] = {"stages": 3, "tile_rows": 128, "tile_cols": 256, "tiles": 4, "store_warps": 1,
+                          "ctas_per_sm": 1}
 ELEMENT_BYTES = 2  # fp16
 #: Problem the GPU path compiles for when none is given: 16384 x 16384 fp16.
 DEFAULT_SHAPE: tuple[int, ...] = (16384, 16384)
@@ -224,8 +224,8 @@ def make_tasks(stages: int, tile_rows: int, tile_cols: int, trips: int, store_wa
     return Blueprint(tasks=[load, store], graph={ring: [src], sink: [ring]}, smem_resources=[ring])
 
 
-def build(stages: int = 4, tile_rows: int = 64, tile_cols: int = 128, tiles: int = 4, store_warps: int = 1,
-          ctas_per_sm: int = 2) -> Blueprint:
+def build(stages: int = 3, tile_rows: int = 128, tile_cols: int = 256, tiles: int = 4, store_warps: int = 1,
+          ctas_per_sm: int = 1) -> Blueprint:
     """Fresh TS objects of the TMA copy, ``tiles`` tiles per block checked."""
     return make_tasks(stages, tile_rows, tile_cols, tiles, store_warps)
 
