@@ -239,3 +239,25 @@ def bench_job(targets: list[dict[str, Any]], repeats: int = 5, iterations: int =
         del pairs, kernel_ws
         torch.cuda.empty_cache()
     return rows
+
+
+def export_job(target: dict[str, Any], arch: str, sms: int, directory: str, prefix: str) -> dict[str, Any]:
+    """Compile for ``arch`` and write ``<prefix>.h`` and ``<prefix>.o`` into ``directory``."""
+    from cutlass import cute
+
+    preload_runtime()
+    t = _target(target)
+    fn = cute.compile(t.module.launch, *fake_args(t), *t.launch_constants(sms), options=_options(arch, False))
+    fn.export_to_c(file_path=directory, file_name=prefix, function_prefix=prefix)
+    return {"files": sorted(os.listdir(directory))}
+
+
+def preload_runtime() -> None:
+    """Load CuTe DSL's runtime libraries with global symbols (the object-file export and loader need them)."""
+    import ctypes
+
+    from cutlass.cute.runtime import find_runtime_libraries
+
+    for path in find_runtime_libraries(enable_tvm_ffi=False):
+        if os.path.exists(path):
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)

@@ -57,9 +57,8 @@ def _itemsize(dtype: str) -> int:
     return {"float16": 2, "bfloat16": 2, "float32": 4, "int16": 2, "int32": 4, "int8": 1, "uint8": 1}[dtype]
 
 
-def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None = None) -> Target:
-    """The GPU target of ``design``; refuses kernels without a GPU kernel and edits the kernel cannot honour."""
-    kernel = design.kernel
+def require_gpu_kernel(kernel: str) -> None:
+    """Raise :class:`UnsupportedKernelError` unless catalog kernel ``kernel`` has a GPU kernel."""
     if kernel == "gemm_sm90":
         raise UnsupportedKernelError(
             "design 'gemm_sm90': warpgroup-MMA work methods arrive with a later GPU issue; "
@@ -68,6 +67,12 @@ def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None
         raise UnsupportedKernelError(
             f"design '{kernel}': has no GPU kernel; it is a CPU-only design (tslab.check() it). "
             f"GPU kernels: {', '.join(GPU_KERNELS)}")
+
+
+def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None = None) -> Target:
+    """The GPU target of ``design``; refuses kernels without a GPU kernel and edits the kernel cannot honour."""
+    kernel = design.kernel
+    require_gpu_kernel(kernel)
     over = design.overrides
     if over["schedules"] or over["alias_groups"] is not None:
         raise UnsupportedKernelError(
@@ -87,5 +92,13 @@ def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None
     if kernel == "grid_stride_copy" and len(shape) != 1:
         raise UnsupportedKernelError(
             f"design 'grid_stride_copy': shape={shape}; the grid-stride copy takes a flat tensor, e.g. shape=(2**28,)")
+    if kernel == "grid_stride_copy" and (shape[0] * _itemsize(dtype)) % design.params["vector_bytes"]:
+        raise UnsupportedKernelError(
+            f"design 'grid_stride_copy': {shape[0]} {dtype} elements are not a whole number of "
+            f"{design.params['vector_bytes']}-byte vectors; pad the tensor or lower vector_bytes")
+    if kernel == "tma_copy" and (shape[1] * _itemsize(dtype)) % 16:
+        raise UnsupportedKernelError(
+            f"design 'tma_copy': rows of {shape[1]} {dtype} elements are not a multiple of 16 bytes, which TMA "
+            "needs for the row stride; pad the rows")
     pipelines = tuple((name, tuple(sorted(fields.items()))) for name, fields in sorted(over["pipelines"].items()))
     return Target(kernel, design.params, shape, dtype, pipelines)

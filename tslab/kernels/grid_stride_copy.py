@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import cutlass
+from cuda.bindings import driver as cuda_driver
 import cutlass.cute as cute
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
@@ -153,7 +154,7 @@ def _copy_kernel(src: cute.Tensor, dst: cute.Tensor, warps: cutlass.Constexpr, t
 
 
 @cute.jit
-def launch(src: cute.Tensor, dst: cute.Tensor, stream: Any, warps: cutlass.Constexpr,
+def launch(src: cute.Tensor, dst: cute.Tensor, stream: cuda_driver.CUstream, warps: cutlass.Constexpr,
            ctas_per_sm: cutlass.Constexpr, sms: cutlass.Constexpr, vector_bytes: cutlass.Constexpr,
            unroll: cutlass.Constexpr = 1, pipelines: cutlass.Constexpr = ()) -> None:
     """Host entry: copy ``src`` into ``dst`` (same flat shape) with a grid of ``sms * ctas_per_sm`` blocks."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import cutlass
+from cuda.bindings import driver as cuda_driver
 import cutlass.cute as cute
 import cutlass.experimental.cuda as tma_cuda
 import cutlass.pipeline as pipeline
@@ -272,7 +273,7 @@ def _copy_kernel(desc_in: cutlass.GridConstant[tma_cuda.TensorMap], desc_out: cu
 
 
 @cute.jit
-def launch(src: cute.Tensor, dst: cute.Tensor, stream: Any, stages: cutlass.Constexpr,
+def launch(src: cute.Tensor, dst: cute.Tensor, stream: cuda_driver.CUstream, stages: cutlass.Constexpr,
            tile_rows: cutlass.Constexpr, tile_cols: cutlass.Constexpr, store_warps: cutlass.Constexpr,
            ctas_per_sm: cutlass.Constexpr, sms: cutlass.Constexpr, pipelines: cutlass.Constexpr = ()) -> None:
     """Host entry: copy the row-major 2-D fp16 ``src`` into ``dst`` tile by tile, ``sms * ctas_per_sm`` blocks."""
