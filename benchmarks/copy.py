@@ -1,8 +1,8 @@
 """Time the TS copy kernels against torch's copy on this GPU: checks first, then a table of GB/s and ratios.
 
-    python benchmarks/copy.py                 # the two targets
-    python benchmarks/copy.py --sweep         # plus stages / tile size / warps variants
-    python benchmarks/copy.py --out DIR       # also write DIR/copy_bench.csv and DIR/copy_bench.json
+python benchmarks/copy.py                 # the two targets
+python benchmarks/copy.py --sweep         # plus stages / tile size / warps variants
+python benchmarks/copy.py --out DIR       # also write DIR/copy_bench.csv and DIR/copy_bench.json
 """
 
 from __future__ import annotations
@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     shape = {"grid_stride_copy": GRID_SHAPE, "tma_copy": TMA_SHAPE}
     for d in TARGETS:
         res = run_on_gpu(resolve(d, shape[d.kernel]), timeout=180)
-        print(f"check {d.kernel}: rel_error={res['rel_error']:.1e} mismatches={res['mismatches']}", flush=True)
+        print(
+            f"check {d.kernel}: rel_error={res['rel_error']:.1e} mismatches={res['mismatches']}", flush=True
+        )
     grid = [d for d in designs if d.kernel == "grid_stride_copy"]
     tma = [d for d in designs if d.kernel == "tma_copy"]
     result = bench(grid, sizes=[GRID_SHAPE], repeats=args.repeats, iterations=args.iterations, timeout=500)

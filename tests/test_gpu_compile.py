@@ -35,7 +35,9 @@ def test_grid_stride_copy_uses_16_byte_accesses():
 
 
 def test_pipeline_edit_reaches_the_kernel():
-    k = gpu.compile(tma_copy.design().with_pipeline("smem_ring", num_stages=2), arch="sm_90a", shape=(512, 512))
+    k = gpu.compile(
+        tma_copy.design().with_pipeline("smem_ring", num_stages=2), arch="sm_90a", shape=(512, 512)
+    )
     inits = [line for line in k.ptx.splitlines() if "mbarrier.init" in line]
     assert len(inits) == 4  # full + empty barrier per stage: 2 stages, not the default 3
     assert "+131080]" in k.ptx  # the barriers sit right after 2 x 64 KiB of ring
@@ -50,7 +52,9 @@ def test_unsafe_design_is_refused_with_the_verdict():
 
 
 def test_gemm_sm90_is_refused_with_a_clear_error():
-    with pytest.raises(gpu.UnsupportedKernelError, match="warpgroup-MMA work methods arrive with a later GPU issue"):
+    with pytest.raises(
+        gpu.UnsupportedKernelError, match="warpgroup-MMA work methods arrive with a later GPU issue"
+    ):
         gpu.compile(SimpleNamespace(kernel="gemm_sm90"), arch="sm_90a")
 
 

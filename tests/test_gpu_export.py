@@ -1,4 +1,4 @@
-"""Export on a machine without a GPU: the package loads in a fresh process without tslab and without compiling."""
+"""Export without a GPU: the package loads in a fresh process, without tslab and without compiling."""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ def exported(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("exports") / "tma_copy_sm90"
     args = add_export_arguments(argparse.ArgumentParser()).parse_args(
-        ["tma_copy", "--arch", "sm_90a", "-o", str(out), "--shape", "1024x2048", "--param", "stages=2"])
+        ["tma_copy", "--arch", "sm_90a", "-o", str(out), "--shape", "1024x2048", "--param", "stages=2"]
+    )
     assert export_command(args) == 0
     return out
 
@@ -43,22 +44,35 @@ def test_package_files(exported):
     names = {p.name for p in exported.iterdir()}
     assert {"__init__.py", "kernel.o", "kernel.h", "design.json", "VERDICT.txt", "test_kernel.py"} <= names
     meta = json.loads((exported / "design.json").read_text())
-    assert meta["arch"] == "sm_90a" and meta["shape"] == [1024, 2048] and meta["design"]["params"]["stages"] == 2
+    assert (
+        meta["arch"] == "sm_90a" and meta["shape"] == [1024, 2048] and meta["design"]["params"]["stages"] == 2
+    )
     assert "SAFE" in (exported / "VERDICT.txt").read_text()
 
 
 def test_loads_in_a_fresh_process_without_tslab(exported):
     code = LOADER.format(name=exported.name)
-    out = subprocess.run([sys.executable, "-c", code, str(exported.parent)], capture_output=True, text=True,
-                         timeout=120, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(exported.parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     arch, *_, has_tslab, _seconds = out.stdout.split()
     assert arch == "sm_90a" and has_tslab == "False"
 
 
 def test_exported_test_file_runs(exported):
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(exported)],
-                         capture_output=True, text=True, timeout=180, check=False, cwd=exported.parent)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(exported)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        cwd=exported.parent,
+    )
     assert out.returncode == 0, out.stdout[-2000:]
 
 
@@ -73,6 +87,8 @@ def test_existing_folder_is_not_overwritten(exported):
 def test_gemm_is_refused_by_the_cli(tmp_path, capsys):
     import argparse
 
-    args = add_export_arguments(argparse.ArgumentParser()).parse_args(["gemm_sm90", "-o", str(tmp_path / "g")])
+    args = add_export_arguments(argparse.ArgumentParser()).parse_args(
+        ["gemm_sm90", "-o", str(tmp_path / "g")]
+    )
     assert export_command(args) == 1
     assert "warpgroup-MMA" in capsys.readouterr().err

@@ -33,3 +33,11 @@ def test_bench_reports_ratio_to_torch():
     assert (result.table["ratio"] > 0).all() and (result.table["gbps"] > 0).all()
     assert (result.table["p10_us"] <= result.table["p90_us"]).all()
     print(result)
+
+
+def test_bench_with_cuda_graphs_on_a_small_tensor():
+    design = grid_stride_copy.design()
+    result = bench(design, sizes=[(1 << 22,)], repeats=3, iterations=20, use_cuda_graphs=True)
+    assert result.table["rel_error"].iloc[0] == 0 and result.table["ratio"].iloc[0] > 0
+    assert result.table["workspaces"].iloc[0] > 1  # 16 MiB per pair: rotated to keep L2 cold
+    print(result)

@@ -1,7 +1,7 @@
 """The GPU path: find the device, compile designs, run and check them, time them, export them."""
 
 from .bench import BenchResult, bench
-from .compile import CompiledKernel, compile  # noqa: A004
+from .compile import CompiledKernel, compile
 from .device import DeviceInfo, device
 from .errors import (
     CheckFailedError,
@@ -14,6 +14,19 @@ from .errors import (
     WorkerTimeoutError,
 )
 
-__all__ = ["BenchResult", "CheckFailedError", "CompileError", "CompiledKernel", "DeviceInfo", "GpuError",
-           "NoGpuError", "UnsafeDesignError", "UnsupportedKernelError", "WorkerCrashedError", "WorkerTimeoutError",
-           "bench", "compile", "device"]
+__all__ = [
+    "BenchResult",
+    "CheckFailedError",
+    "CompileError",
+    "CompiledKernel",
+    "DeviceInfo",
+    "GpuError",
+    "NoGpuError",
+    "UnsafeDesignError",
+    "UnsupportedKernelError",
+    "WorkerCrashedError",
+    "WorkerTimeoutError",
+    "bench",
+    "compile",
+    "device",
+]

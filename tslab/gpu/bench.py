@@ -30,11 +30,23 @@ class BenchResult:
     def _row(r: dict[str, Any]) -> dict[str, Any]:
         k = r["kernel_us"]
         med = statistics.median(k)
-        row = {"kernel": r["kernel"], "shape": "x".join(map(str, r["shape"])), "dtype": r["dtype"],
-               "params": ",".join(f"{a}={b}" for a, b in r["params"].items()), "bytes": r["bytes"],
-               "median_us": med, "p10_us": _quantile(k, 0.1), "p90_us": _quantile(k, 0.9),
-               "gbps": r["bytes"] / med / 1e3, "torch_us": None, "torch_gbps": None, "ratio": None,
-               "rel_error": r["rel_error"], "repeats": len(k), "workspaces": r["workspaces"]}
+        row = {
+            "kernel": r["kernel"],
+            "shape": "x".join(map(str, r["shape"])),
+            "dtype": r["dtype"],
+            "params": ",".join(f"{a}={b}" for a, b in r["params"].items()),
+            "bytes": r["bytes"],
+            "median_us": med,
+            "p10_us": _quantile(k, 0.1),
+            "p90_us": _quantile(k, 0.9),
+            "gbps": r["bytes"] / med / 1e3,
+            "torch_us": None,
+            "torch_gbps": None,
+            "ratio": None,
+            "rel_error": r["rel_error"],
+            "repeats": len(k),
+            "workspaces": r["workspaces"],
+        }
         if r["torch_us"]:
             t = statistics.median(r["torch_us"])
             row.update(torch_us=t, torch_gbps=r["bytes"] / t / 1e3, ratio=t / med)
@@ -64,9 +76,19 @@ class BenchResult:
         return fig
 
 
-def bench(kernels: Any, *, sizes: list[tuple[int, ...]] | None = None, dtype: str | None = None,
-          baseline: str | None = "torch", repeats: int = 5, iterations: int = 20, warmup: int = 5,
-          use_cuda_graphs: bool = False, timeout: float = 600.0, progress: bool = True) -> BenchResult:
+def bench(
+    kernels: Any,
+    *,
+    sizes: list[tuple[int, ...]] | None = None,
+    dtype: str | None = None,
+    baseline: str | None = "torch",
+    repeats: int = 5,
+    iterations: int = 20,
+    warmup: int = 5,
+    use_cuda_graphs: bool = False,
+    timeout: float = 600.0,
+    progress: bool = True,
+) -> BenchResult:
     """Time designs or compiled kernels (one or a list) at each size against torch, in one worker.
 
     Cold L2: each timing rotates over enough input/output pairs to exceed the L2 three times.
@@ -80,11 +102,23 @@ def bench(kernels: Any, *, sizes: list[tuple[int, ...]] | None = None, dtype: st
             if design is not None:
                 targets.append(resolve(design, size, dtype))
             else:
-                targets.append(target if size is None else Target(target.kernel, target.params, tuple(size),
-                                                                  target.dtype, target.pipelines))
-    rows = run_job("tslab.gpu.jobs:bench_job",
-                   {"targets": [t.to_dict() for t in targets], "repeats": repeats, "iterations": iterations,
-                    "warmup": warmup, "use_cuda_graphs": use_cuda_graphs, "baseline": baseline,
-                    "progress": progress},
-                   timeout=timeout, what="benchmark")
+                targets.append(
+                    target
+                    if size is None
+                    else Target(target.kernel, target.params, tuple(size), target.dtype, target.pipelines)
+                )
+    rows = run_job(
+        "tslab.gpu.jobs:bench_job",
+        {
+            "targets": [t.to_dict() for t in targets],
+            "repeats": repeats,
+            "iterations": iterations,
+            "warmup": warmup,
+            "use_cuda_graphs": use_cuda_graphs,
+            "baseline": baseline,
+            "progress": progress,
+        },
+        timeout=timeout,
+        what="benchmark",
+    )
     return BenchResult(rows)

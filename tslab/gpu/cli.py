@@ -31,13 +31,25 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
     """The options of ``tslab export`` (the main CLI calls this on its subparser)."""
     parser.add_argument("name", help="catalog kernel (grid_stride_copy, tma_copy) or a design JSON file")
     parser.add_argument("--arch", default="sm_90a", help="GPU arch to compile for (default: sm_90a)")
-    parser.add_argument("-o", "--output", required=True, help="package folder to write; its name is the module name")
+    parser.add_argument(
+        "-o", "--output", required=True, help="package folder to write; its name is the module name"
+    )
     parser.add_argument("--shape", type=_shape, default=None, help="problem shape, e.g. 16384x16384")
     parser.add_argument("--dtype", default=None, help="element type, e.g. float16 (default: the kernel's)")
-    parser.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
-                        help="design parameter, repeatable (e.g. --param stages=3)")
-    parser.add_argument("--sms", type=int, default=None, help="multiprocessors the persistent grid is sized for")
-    parser.add_argument("--force", action="store_true", help="overwrite DIR; export even if the check is not SAFE")
+    parser.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="design parameter, repeatable (e.g. --param stages=3)",
+    )
+    parser.add_argument(
+        "--sms", type=int, default=None, help="multiprocessors the persistent grid is sized for"
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite DIR; export even if the check is not SAFE"
+    )
     return parser
 
 
@@ -57,8 +69,16 @@ def export_command(args: argparse.Namespace) -> int:
         else:
             require_gpu_kernel(args.name)
             design = Design(args.name, dict(args.param))
-        path = export(design, args.output, arch=args.arch, shape=args.shape, dtype=args.dtype, sms=args.sms,
-                      force=args.force, overwrite=args.force)
+        path = export(
+            design,
+            args.output,
+            arch=args.arch,
+            shape=args.shape,
+            dtype=args.dtype,
+            sms=args.sms,
+            force=args.force,
+            overwrite=args.force,
+        )
     except (TslabError, OSError) as exc:
         print(f"tslab export: {exc}", file=sys.stderr)
         return 1

@@ -29,9 +29,11 @@ class DeviceInfo:
         return {**asdict(self), "peak_gbps": round(self.peak_gbps, 1)}
 
     def __str__(self) -> str:
-        return (f"{self.name} ({self.arch}, {self.sm_count} SMs, {self.total_memory / 2**30:.0f} GiB, "
-                f"L2 {self.l2_bytes / 2**20:.0f} MiB, {self.smem_per_block_optin // 1024} KiB SMEM/block, "
-                f"datasheet {self.peak_gbps:.0f} GB/s)")
+        return (
+            f"{self.name} ({self.arch}, {self.sm_count} SMs, {self.total_memory / 2**30:.0f} GiB, "
+            f"L2 {self.l2_bytes / 2**20:.0f} MiB, {self.smem_per_block_optin // 1024} KiB SMEM/block, "
+            f"datasheet {self.peak_gbps:.0f} GB/s)"
+        )
 
 
 def arch_name(major: int, minor: int) -> str:
@@ -67,10 +69,13 @@ def device(index: int = 0) -> DeviceInfo | None:
     major = get("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR")
     minor = get("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR")
     return DeviceInfo(
-        index=index, name=raw.split(b"\0", 1)[0].decode(), arch=arch_name(major, minor),
+        index=index,
+        name=raw.split(b"\0", 1)[0].decode(),
+        arch=arch_name(major, minor),
         sm_count=get("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"),
         smem_per_block_optin=get("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
         l2_bytes=get("CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE"),
         memory_clock_khz=get("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE"),
         bus_width_bits=get("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH"),
-        total_memory=int(total))
+        total_memory=int(total),
+    )

@@ -47,8 +47,15 @@ def _capture_fds() -> Iterator[list[str]]:
 def _cutlass_dtype(name: str) -> Any:
     import cutlass
 
-    return {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16, "float32": cutlass.Float32,
-            "int16": cutlass.Int16, "int32": cutlass.Int32, "int8": cutlass.Int8, "uint8": cutlass.Uint8}[name]
+    return {
+        "float16": cutlass.Float16,
+        "bfloat16": cutlass.BFloat16,
+        "float32": cutlass.Float32,
+        "int16": cutlass.Int16,
+        "int32": cutlass.Int32,
+        "int8": cutlass.Int8,
+        "uint8": cutlass.Uint8,
+    }[name]
 
 
 def fake_args(target: Target) -> tuple:
@@ -57,6 +64,7 @@ def fake_args(target: Target) -> tuple:
 
     dtype = _cutlass_dtype(target.dtype)
     order = tuple(reversed(range(len(target.shape))))
+
     def make() -> Any:
         return make_fake_compact_tensor(dtype, target.shape, stride_order=order, assumed_align=16)
 
@@ -69,13 +77,18 @@ def _options(arch: str, keep: bool) -> str:
 
 def parse_ptxas(text: str) -> dict[str, int | None]:
     """Registers, spills and stack frame from ptxas' report (``None`` where it printed nothing)."""
+
     def grab(pattern: str) -> int | None:
         found = re.findall(pattern, text)
         return max(int(v) for v in found) if found else None
 
-    return {"registers": grab(r"Used (\d+) registers"), "spill_stores": grab(r"(\d+) bytes spill stores"),
-            "spill_loads": grab(r"(\d+) bytes spill loads"), "stack_frame": grab(r"(\d+) bytes stack frame"),
-            "static_smem": grab(r"(\d+) bytes smem")}
+    return {
+        "registers": grab(r"Used (\d+) registers"),
+        "spill_stores": grab(r"(\d+) bytes spill stores"),
+        "spill_loads": grab(r"(\d+) bytes spill loads"),
+        "stack_frame": grab(r"(\d+) bytes stack frame"),
+        "static_smem": grab(r"(\d+) bytes smem"),
+    }
 
 
 def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
@@ -88,13 +101,19 @@ def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as scratch, _capture_fds() as log:
         os.chdir(scratch)  # --keep-ptx/--keep-cubin write their files into the working directory
         try:
-            fn = cute.compile(t.module.launch, *fake_args(t), *t.launch_constants(sms),
-                              options=_options(arch, True))
+            fn = cute.compile(
+                t.module.launch, *fake_args(t), *t.launch_constants(sms), options=_options(arch, True)
+            )
         finally:
             os.chdir(here)
     seconds = time.perf_counter() - started
-    return {"ptx": fn.artifacts.PTX, "cubin": bytes(fn.artifacts.CUBIN or b""), "seconds": seconds,
-            "log": log[0][-20000:], **parse_ptxas(log[0])}
+    return {
+        "ptx": fn.artifacts.PTX,
+        "cubin": bytes(fn.artifacts.CUBIN or b""),
+        "seconds": seconds,
+        "log": log[0][-20000:],
+        **parse_ptxas(log[0]),
+    }
 
 
 # -- on the GPU -------------------------------------------------------------------------------------------
@@ -131,7 +150,9 @@ def _sms() -> int:
     if info is None:
         from .errors import NoGpuError
 
-        raise NoGpuError("no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works without one")
+        raise NoGpuError(
+            "no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works without one"
+        )
     return info.sm_count
 
 
@@ -141,8 +162,9 @@ def _compiled(t: Target, src: Any, dst: Any, stream: Any) -> Any:
     from .device import device
 
     info = device()
-    return cute.compile(t.module.launch, *fake_args(t), *t.launch_constants(info.sm_count),
-                        options=_options(info.arch, False))
+    return cute.compile(
+        t.module.launch, *fake_args(t), *t.launch_constants(info.sm_count), options=_options(info.arch, False)
+    )
 
 
 def _stream() -> Any:
@@ -156,7 +178,11 @@ def check_output(src: Any, dst: Any) -> dict[str, float]:
     """Relative error of a copy against its input (float64), and the count of elements left unwritten."""
     ref = src.double()
     out = dst.double()
-    bad = int((~(out == ref)).sum().item()) if not dst.dtype.is_floating_point else int(out.isnan().sum().item())
+    bad = (
+        int((~(out == ref)).sum().item())
+        if not dst.dtype.is_floating_point
+        else int(out.isnan().sum().item())
+    )
     err = float((out - ref).norm() / ref.norm().clamp_min(1e-30))
     return {"rel_error": err, "mismatches": bad}
 
@@ -179,65 +205,125 @@ def run_job(target: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     compile_s = time.perf_counter() - started
     fn(from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16), stream)
     torch.cuda.synchronize()
-    result = {**check_output(src, dst), "compile_seconds": compile_s, "shape": list(t.shape), "dtype": t.dtype}
+    result = {
+        **check_output(src, dst),
+        "compile_seconds": compile_s,
+        "shape": list(t.shape),
+        "dtype": t.dtype,
+    }
     if result["rel_error"] > 0 or result["mismatches"]:
         raise CheckFailedError(
             f"kernel '{t.kernel}' {t.shape} {t.dtype}: relative error {result['rel_error']:.3g}, "
-            f"{result['mismatches']} elements differ from the input; the copy is wrong (run tslab.check first)")
+            f"{result['mismatches']} elements differ from the input; the copy is wrong "
+            "(run tslab.check first)"
+        )
     return result
 
 
-def bench_job(targets: list[dict[str, Any]], repeats: int = 5, iterations: int = 20, warmup: int = 5,
-              use_cuda_graphs: bool = False, baseline: str | None = "torch", progress: bool = True,
-              ) -> list[dict[str, Any]]:
-    """Time each target and torch's copy of the same tensors, interleaved, ``repeats`` times each."""
+def _time_target(
+    t: Target, *, repeats: int, iterations: int, warmup: int, use_cuda_graphs: bool, baseline: str | None
+) -> dict[str, Any]:
+    """Check once, then time the kernel and torch's copy in turn, ``repeats`` times, rotating workspaces."""
     import torch
     from cutlass.cute.runtime import from_dlpack
     from cutlass.testing import JitArguments, benchmark, get_workspace_count
+
+    count = get_workspace_count(t.nbytes, warmup, iterations)
+    pairs = []
+    for w in range(count):
+        src = _random(t.shape, t.dtype, 1000 + w)
+        dst = torch.empty_like(src)
+        _poison(dst)
+        pairs.append((src, dst))
+    stream = _stream()
+    fn = _compiled(t, *pairs[0], stream)
+    kernel_ws = [
+        JitArguments(from_dlpack(s, assumed_align=16), from_dlpack(d, assumed_align=16), stream)
+        for s, d in pairs
+    ]
+    fn(*kernel_ws[0].args)
+    torch.cuda.synchronize()
+    check = check_output(*pairs[0])
+    turn = {"kernel": 0, "torch": 0}
+
+    def next_ws(kind: str) -> Any:
+        turn[kind] += 1
+        if kind == "kernel":
+            return kernel_ws[turn[kind] % count]
+        return JitArguments(*pairs[turn[kind] % count])
+
+    times: dict[str, list[float]] = {"kernel": [], "torch": []}
+    for _ in range(repeats):
+        times["kernel"].append(
+            benchmark(
+                fn,
+                workspace_generator=lambda: next_ws("kernel"),
+                workspace_count=count,
+                warmup_iterations=warmup,
+                iterations=iterations,
+                stream=stream,
+                use_cuda_graphs=use_cuda_graphs,
+            )
+        )
+        if baseline == "torch":
+            times["torch"].append(
+                benchmark(
+                    lambda s, d: d.copy_(s),
+                    workspace_generator=lambda: next_ws("torch"),
+                    workspace_count=count,
+                    warmup_iterations=warmup,
+                    iterations=iterations,
+                    stream=stream,
+                )
+            )
+    return {
+        **t.to_dict(),
+        "bytes": t.nbytes,
+        "workspaces": count,
+        "kernel_us": times["kernel"],
+        "torch_us": times["torch"],
+        **check,
+    }
+
+
+def bench_job(
+    targets: list[dict[str, Any]],
+    *,
+    repeats: int = 5,
+    iterations: int = 20,
+    warmup: int = 5,
+    use_cuda_graphs: bool = False,
+    baseline: str | None = "torch",
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Time each target and torch's copy of the same tensors, interleaved, ``repeats`` times each."""
+    import torch
 
     _sms()
     rows = []
     for i, data in enumerate(targets):
         t = _target(data)
-        one = t.nbytes
-        count = get_workspace_count(one, warmup, iterations)
-        pairs = []
-        for w in range(count):
-            src = _random(t.shape, t.dtype, 1000 + w)
-            dst = torch.empty_like(src)
-            _poison(dst)
-            pairs.append((src, dst))
-        stream = _stream()
-        fn = _compiled(t, pairs[0][0], pairs[0][1], stream)
-        kernel_ws = [JitArguments(from_dlpack(s, assumed_align=16), from_dlpack(d, assumed_align=16), stream)
-                     for s, d in pairs]
-        fn(*kernel_ws[0].args)
-        torch.cuda.synchronize()
-        check = check_output(*pairs[0])
-        times: dict[str, list[float]] = {"kernel": [], "torch": []}
-        it = iter(range(10**9))
-
-        def torch_ws() -> Any:
-            s, d = pairs[next(it) % count]
-            return JitArguments(s, d)
-
-        for _ in range(repeats):
-            k = iter(range(10**9))
-            times["kernel"].append(benchmark(fn, workspace_generator=lambda k=k: kernel_ws[next(k) % count],
-                                             workspace_count=count, warmup_iterations=warmup,
-                                             iterations=iterations, stream=stream,
-                                             use_cuda_graphs=use_cuda_graphs))
-            if baseline == "torch":
-                times["torch"].append(benchmark(lambda s, d: d.copy_(s), workspace_generator=torch_ws,
-                                                workspace_count=count, warmup_iterations=warmup,
-                                                iterations=iterations, stream=stream))
-        rows.append({**t.to_dict(), "bytes": one, "workspaces": count, "kernel_us": times["kernel"],
-                     "torch_us": times["torch"], **check})
-        if progress:
-            print(f"[{i + 1}/{len(targets)}] {t.kernel} {t.shape} {t.dtype}: "
-                  f"{one / min(times['kernel']) / 1e3:.0f} GB/s best", file=sys.__stdout__, flush=True)
-        del pairs, kernel_ws
+        # CUDA graphs capture only on a stream other than the legacy default one.
+        side = torch.cuda.stream(torch.cuda.Stream()) if use_cuda_graphs else contextlib.nullcontext()
+        with side:
+            rows.append(
+                _time_target(
+                    t,
+                    repeats=repeats,
+                    iterations=iterations,
+                    warmup=warmup,
+                    use_cuda_graphs=use_cuda_graphs,
+                    baseline=baseline,
+                )
+            )
         torch.cuda.empty_cache()
+        if progress:
+            best = t.nbytes / min(rows[-1]["kernel_us"]) / 1e3
+            print(
+                f"[{i + 1}/{len(targets)}] {t.kernel} {t.shape} {t.dtype}: {best:.0f} GB/s best",
+                file=sys.__stdout__,
+                flush=True,
+            )
     return rows
 
 

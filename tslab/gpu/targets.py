@@ -45,12 +45,24 @@ class Target:
         p = self.params
         if self.kernel == "grid_stride_copy":
             return (p["warps"], p["ctas_per_sm"], sms, p["vector_bytes"], p["unroll"], self.pipelines)
-        return (p["stages"], p["tile_rows"], p["tile_cols"], p["store_warps"], p["ctas_per_sm"], sms,
-                self.pipelines)
+        return (
+            p["stages"],
+            p["tile_rows"],
+            p["tile_cols"],
+            p["store_warps"],
+            p["ctas_per_sm"],
+            sms,
+            self.pipelines,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "params": dict(self.params), "shape": list(self.shape), "dtype": self.dtype,
-                "pipelines": [[n, list(map(list, f))] for n, f in self.pipelines]}
+        return {
+            "kernel": self.kernel,
+            "params": dict(self.params),
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "pipelines": [[n, list(map(list, f))] for n, f in self.pipelines],
+        }
 
 
 def _itemsize(dtype: str) -> int:
@@ -62,43 +74,57 @@ def require_gpu_kernel(kernel: str) -> None:
     if kernel == "gemm_sm90":
         raise UnsupportedKernelError(
             "design 'gemm_sm90': warpgroup-MMA work methods arrive with a later GPU issue; "
-            "compile 'tma_copy' or 'grid_stride_copy' for now, or check the GEMM design on the CPU with tslab.check()")
+            "compile 'tma_copy' or 'grid_stride_copy' for now, or check the GEMM design on the CPU "
+            "with tslab.check()"
+        )
     if kernel not in GPU_KERNELS:
         raise UnsupportedKernelError(
             f"design '{kernel}': has no GPU kernel; it is a CPU-only design (tslab.check() it). "
-            f"GPU kernels: {', '.join(GPU_KERNELS)}")
+            f"GPU kernels: {', '.join(GPU_KERNELS)}"
+        )
 
 
 def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None = None) -> Target:
-    """The GPU target of ``design``; refuses kernels without a GPU kernel and edits the kernel cannot honour."""
+    """The GPU target of ``design``; refuses kernels with no GPU kernel and edits it cannot honour."""
     kernel = design.kernel
     require_gpu_kernel(kernel)
     over = design.overrides
     if over["schedules"] or over["alias_groups"] is not None:
         raise UnsupportedKernelError(
             f"design '{kernel}': schedule and alias-group edits are checked on the CPU but not compiled yet; "
-            "compile the design without them (parameters and pipeline fields are honoured)")
+            "compile the design without them (parameters and pipeline fields are honoured)"
+        )
     from ..kernels import kernel_module
 
     module = kernel_module(kernel)
     shape = tuple(int(s) for s in (shape or module.DEFAULT_SHAPE))
     dtype = dtype or module.DEFAULT_DTYPE
     if dtype not in DTYPES:
-        raise UnsupportedKernelError(f"design '{kernel}': dtype={dtype!r} is not supported; use one of {DTYPES}")
+        raise UnsupportedKernelError(
+            f"design '{kernel}': dtype={dtype!r} is not supported; use one of {DTYPES}"
+        )
     if kernel == "tma_copy" and (len(shape) != 2 or dtype not in ("float16", "bfloat16", "int16")):
         raise UnsupportedKernelError(
             f"design 'tma_copy': shape={shape} dtype={dtype!r}; the TMA copy takes a 2-D 16-bit tensor "
-            "(e.g. shape=(16384, 16384), dtype='float16')")
+            "(e.g. shape=(16384, 16384), dtype='float16')"
+        )
     if kernel == "grid_stride_copy" and len(shape) != 1:
         raise UnsupportedKernelError(
-            f"design 'grid_stride_copy': shape={shape}; the grid-stride copy takes a flat tensor, e.g. shape=(2**28,)")
+            f"design 'grid_stride_copy': shape={shape}; the grid-stride copy takes a flat tensor, "
+            "e.g. shape=(2**28,)"
+        )
     if kernel == "grid_stride_copy" and (shape[0] * _itemsize(dtype)) % design.params["vector_bytes"]:
         raise UnsupportedKernelError(
             f"design 'grid_stride_copy': {shape[0]} {dtype} elements are not a whole number of "
-            f"{design.params['vector_bytes']}-byte vectors; pad the tensor or lower vector_bytes")
+            f"{design.params['vector_bytes']}-byte vectors; pad the tensor or lower vector_bytes"
+        )
     if kernel == "tma_copy" and (shape[1] * _itemsize(dtype)) % 16:
         raise UnsupportedKernelError(
-            f"design 'tma_copy': rows of {shape[1]} {dtype} elements are not a multiple of 16 bytes, which TMA "
-            "needs for the row stride; pad the rows")
-    pipelines = tuple((name, tuple(sorted(fields.items()))) for name, fields in sorted(over["pipelines"].items()))
+            f"design 'tma_copy': rows of {shape[1]} {dtype} elements are not a multiple of 16 bytes, "
+            "which TMA "
+            "needs for the row stride; pad the rows"
+        )
+    pipelines = tuple(
+        (name, tuple(sorted(fields.items()))) for name, fields in sorted(over["pipelines"].items())
+    )
     return Target(kernel, design.params, shape, dtype, pipelines)

@@ -66,19 +66,21 @@ def load() -> Any:
 
 def _check(name: str, t: Any) -> None:
     if tuple(t.shape) != SHAPE:
-        raise ExportedKernelError(f"{{name}}: shape {{tuple(t.shape)}} != {{SHAPE}}; this kernel was exported for "
-                                  f"{{SHAPE}} only, export again with shape=...")
+        raise ExportedKernelError(f"{{name}}: shape {{tuple(t.shape)}} != {{SHAPE}}; this kernel was "
+                                  f"exported for {{SHAPE}} only, export again with shape=...")
     if str(t.dtype).removeprefix("torch.") != DTYPE:
-        raise ExportedKernelError(f"{{name}}: dtype {{t.dtype}} != {{DTYPE}}; convert it or export again with dtype=...")
+        raise ExportedKernelError(f"{{name}}: dtype {{t.dtype}} != {{DTYPE}}; convert it or export again "
+                                  "with dtype=...")
     if not t.is_cuda or not t.is_contiguous() or t.data_ptr() % 16:
         raise ExportedKernelError(f"{{name}}: must be a contiguous CUDA tensor aligned to 16 bytes")
 
 
 def run(src: "torch.Tensor", dst: "torch.Tensor", stream: Any = None) -> None:  # noqa: F821
     """Copy ``src`` into ``dst`` on ``stream`` (default: torch's current stream); both of SHAPE and DTYPE."""
-    arch = gpu_arch(src.device.index or 0 if hasattr(src, "device") else 0)
+    arch = gpu_arch(src.device.index or 0)
     if arch != ARCH:
-        raise ExportedKernelError(f"this kernel is compiled for {{ARCH}} but the GPU is {{arch or 'absent'}}; "
+        raise ExportedKernelError(f"this kernel is compiled for {{ARCH}} but the GPU is "
+                                  f"{{arch or 'absent'}}; "
                                   f"export it again with arch={{arch!r}}")
     _check("src", src)
     _check("dst", dst)
@@ -91,7 +93,7 @@ def run(src: "torch.Tensor", dst: "torch.Tensor", stream: Any = None) -> None:  
     load()(from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16), stream)
 '''
 
-TEST = '''"""Checks of the exported package: it loads without compiling; on a matching GPU it copies exactly."""
+TEST = '''"""Checks of the exported package: loads without compiling; on a matching GPU, copies exactly."""
 
 import importlib
 import sys

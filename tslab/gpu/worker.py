@@ -43,8 +43,15 @@ def _tail(path: str) -> str:
     return text[-_LOG_TAIL:].strip()
 
 
-def run_job(job: str, kwargs: dict[str, Any], *, timeout: float = 600.0, what: str = "job",
-            env: dict[str, str] | None = None, error: type[GpuError] = CompileError) -> Any:
+def run_job(
+    job: str,
+    kwargs: dict[str, Any],
+    *,
+    timeout: float = 600.0,
+    what: str = "job",
+    env: dict[str, str] | None = None,
+    error: type[GpuError] = CompileError,
+) -> Any:
     """Run ``job(**kwargs)`` in a spawned process and return its result.
 
     Raises ``error`` when the job raised, :class:`WorkerCrashedError` when the process died and
@@ -64,7 +71,8 @@ def run_job(job: str, kwargs: dict[str, Any], *, timeout: float = 600.0, what: s
                 proc.join(5)
                 raise WorkerTimeoutError(
                     f"{what}: the worker ran past {timeout:.0f} s and was stopped; raise timeout= or use a "
-                    f"smaller problem.\n--- worker output (tail) ---\n{_tail(log_path)}")
+                    f"smaller problem.\n--- worker output (tail) ---\n{_tail(log_path)}"
+                )
             proc.join(5)
             raise _crash(what, proc.exitcode, log_path)
         try:
@@ -83,7 +91,9 @@ def run_job(job: str, kwargs: dict[str, Any], *, timeout: float = 600.0, what: s
     _, kind, text, trace = message
     if kind in _PASS_THROUGH:
         raise _PASS_THROUGH[kind](text)
-    raise error(f"{what} failed in the worker: {kind}: {text}\n--- worker traceback ---\n{trace.strip()[-_LOG_TAIL:]}")
+    raise error(
+        f"{what} failed in the worker: {kind}: {text}\n--- worker traceback ---\n{trace.strip()[-_LOG_TAIL:]}"
+    )
 
 
 def _crash(what: str, code: int | None, log_path: str) -> WorkerCrashedError:
@@ -97,14 +107,16 @@ def _crash(what: str, code: int | None, log_path: str) -> WorkerCrashedError:
     return WorkerCrashedError(
         f"{what}: the worker process {how} (an abort inside MLIR/CUDA); this process is unharmed. "
         f"Check the design with tslab.check() and the output below.\n--- worker output (tail) ---\n"
-        f"{_tail(log_path)}")
+        f"{_tail(log_path)}"
+    )
 
 
 def _pass_through() -> dict[str, type[GpuError]]:
     from . import errors
 
-    return {name: getattr(errors, name) for name in
-            ("CheckFailedError", "NoGpuError", "UnsupportedKernelError")}
+    return {
+        name: getattr(errors, name) for name in ("CheckFailedError", "NoGpuError", "UnsupportedKernelError")
+    }
 
 
 _PASS_THROUGH = _pass_through()

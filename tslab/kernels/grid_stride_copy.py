@@ -13,15 +13,19 @@ Tasks:
 
 The CPU design checks ``iterations`` loop trips; the GPU kernel runs as many trips as the tensor needs
 (``ceil(vectors / (grid * threads * unroll))``), with ``ctas_per_sm`` blocks per multiprocessor (more than
-fit at once: 128 gives 4 trips at 512 MiB, measured faster than a resident-only grid; see benchmarks/NOTES.md).
+fit at once: 128 gives 4 trips at 512 MiB, measured faster than a resident-only grid: benchmarks/NOTES.md).
 """
+
+# cute.compile passes Constexpr launch arguments positionally; TaskLocalVariable.uninitialized() is TS's
+# documented way to declare a task-local slot in a resource dataclass.
+# ruff: noqa: PLR0917, RUF009
 
 from dataclasses import dataclass, field
 from typing import Any
 
 import cutlass
 from cuda.bindings import driver as cuda_driver
-import cutlass.cute as cute
+from cutlass import cute
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
     StageInfo,
@@ -54,8 +58,11 @@ class GmemSource(MemoryResource):
 
     def __post_init__(self) -> None:
         vec, unroll, dtype = self.vec, self.unroll, self.dtype
-        self.value = TaskLocalVariable(dtype=cute.TensorSSA, default_factory=lambda: _zeros(vec, unroll, dtype),
-                                       docs="the vectors this thread copies in this iteration")
+        self.value = TaskLocalVariable(
+            dtype=cute.TensorSSA,
+            default_factory=lambda: _zeros(vec, unroll, dtype),
+            docs="the vectors this thread copies in this iteration",
+        )
 
     @consumer_work(returns=value)
     @cute.jit
@@ -101,8 +108,17 @@ def _zeros(vec: int, unroll: int, dtype: Any) -> Any:
     return cute.full((vec, unroll), 0, dtype)
 
 
-def make_tasks(warps: int, trips: int, stride: int, *, src: Any = None, dst: Any = None, vec: int = 8,
-               unroll: int = 1, dtype: Any = cutlass.Int16) -> Blueprint:
+def make_tasks(
+    warps: int,
+    trips: int,
+    stride: int,
+    *,
+    src: Any = None,
+    dst: Any = None,
+    vec: int = 8,
+    unroll: int = 1,
+    dtype: Any = cutlass.Int16,
+) -> Blueprint:
     """Resources and the copy task: ``trips`` iterations, each advancing ``stride`` vectors.
 
     Shared by :func:`build` (CPU check, ``stride`` = one block) and the GPU kernel (``stride`` = the grid).
@@ -116,13 +132,20 @@ def make_tasks(warps: int, trips: int, stride: int, *, src: Any = None, dst: Any
             value = source.load()
             sink.store(value=value)
 
-    task = Task(name="CopyTask", src_resources=[source], dst_resources=[sink], warp_idx=0, num_warps=warps,
-                schedule=copy_schedule(source, sink))
+    task = Task(
+        name="CopyTask",
+        src_resources=[source],
+        dst_resources=[sink],
+        warp_idx=0,
+        num_warps=warps,
+        schedule=copy_schedule(source, sink),
+    )
     return Blueprint(tasks=[task], graph={sink: [source]})
 
 
-def build(warps: int = 4, iterations: int = 4, vector_bytes: int = 16, ctas_per_sm: int = 128,
-          unroll: int = 4) -> Blueprint:
+def build(
+    warps: int = 4, iterations: int = 4, vector_bytes: int = 16, ctas_per_sm: int = 128, unroll: int = 4
+) -> Blueprint:
     """Fresh TS objects of the grid-stride copy (``iterations`` loop trips checked)."""
     return make_tasks(warps, iterations, warps * 32 * unroll, vec=max(1, vector_bytes // 2), unroll=unroll)
 
@@ -138,9 +161,16 @@ def design(**params: Any):
 
 
 @cute.kernel
-def _copy_kernel(src: cute.Tensor, dst: cute.Tensor, warps: cutlass.Constexpr, trips: cutlass.Constexpr,
-                 stride: cutlass.Constexpr, vec: cutlass.Constexpr, unroll: cutlass.Constexpr,
-                 pipelines: cutlass.Constexpr) -> None:
+def _copy_kernel(
+    src: cute.Tensor,
+    dst: cute.Tensor,
+    warps: cutlass.Constexpr,
+    trips: cutlass.Constexpr,
+    stride: cutlass.Constexpr,
+    vec: cutlass.Constexpr,
+    unroll: cutlass.Constexpr,
+    pipelines: cutlass.Constexpr,
+) -> None:
     from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
     from ..core.blueprint import apply_pipeline
@@ -154,9 +184,17 @@ def _copy_kernel(src: cute.Tensor, dst: cute.Tensor, warps: cutlass.Constexpr, t
 
 
 @cute.jit
-def launch(src: cute.Tensor, dst: cute.Tensor, stream: cuda_driver.CUstream, warps: cutlass.Constexpr,
-           ctas_per_sm: cutlass.Constexpr, sms: cutlass.Constexpr, vector_bytes: cutlass.Constexpr,
-           unroll: cutlass.Constexpr = 1, pipelines: cutlass.Constexpr = ()) -> None:
+def launch(
+    src: cute.Tensor,
+    dst: cute.Tensor,
+    stream: cuda_driver.CUstream,
+    warps: cutlass.Constexpr,
+    ctas_per_sm: cutlass.Constexpr,
+    sms: cutlass.Constexpr,
+    vector_bytes: cutlass.Constexpr,
+    unroll: cutlass.Constexpr = 1,
+    pipelines: cutlass.Constexpr = (),
+) -> None:
     """Host entry: copy ``src`` into ``dst`` (same flat shape) with a grid of ``sms * ctas_per_sm`` blocks."""
     vec = vector_bytes * 8 // src.element_type.width
     src_v = cute.zipped_divide(src, (vec,))
@@ -167,4 +205,5 @@ def launch(src: cute.Tensor, dst: cute.Tensor, stream: cuda_driver.CUstream, war
     stride = grid * threads * unroll
     trips = (vectors + stride - 1) // stride
     _copy_kernel(src_v, dst_v, warps, trips, stride, vec, unroll, pipelines).launch(
-        grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream)
+        grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream
+    )

@@ -6,7 +6,7 @@ tensor's edge are clipped by TMA itself (zero-filled loads, dropped stores).
 
 Resource/task flow (warps in brackets)::
 
-    GmemTileSource --LoadTask [warp W]: coords -> acquire -> TMA load -> commit--> SmemTileRing (TmaAsync, S stages)
+    GmemTileSource --LoadTask [warp W]: coords -> acquire -> TMA load -> commit--> SmemTileRing (TmaAsync)
     SmemTileRing   --StoreTask [warps 0..W-1]: wait -> TMA store -> drain read -> release--> GmemTileSink
 
 Resources:
@@ -19,14 +19,17 @@ Tasks:
     StoreTask warps 0..W-1, one elected thread issues the TMA stores; all wait before releasing the stage
 """
 
+# cute.compile passes Constexpr launch arguments positionally; TaskLocalVariable.uninitialized() is TS's
+# documented way to declare a task-local slot in a resource dataclass.
+# ruff: noqa: PLR0917, RUF009
+
 from dataclasses import dataclass, field
 from typing import Any
 
 import cutlass
-from cuda.bindings import driver as cuda_driver
-import cutlass.cute as cute
 import cutlass.experimental.cuda as tma_cuda
-import cutlass.pipeline as pipeline
+from cuda.bindings import driver as cuda_driver
+from cutlass import cute, pipeline
 from cutlass.experimental.task_scheduling.memory import SmemAllocation
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
@@ -44,8 +47,14 @@ from ..core.blueprint import Blueprint
 
 NAME = "tma_copy"
 SUMMARY = "persistent TMA copy: load task -> TmaAsync SMEM ring -> TMA store task"
-PARAMS: dict[str, Any] = {"stages": 3, "tile_rows": 128, "tile_cols": 256, "tiles": 4, "store_warps": 1,
-                          "ctas_per_sm": 1}
+PARAMS: dict[str, Any] = {
+    "stages": 3,
+    "tile_rows": 128,
+    "tile_cols": 256,
+    "tiles": 4,
+    "store_warps": 1,
+    "ctas_per_sm": 1,
+}
 ELEMENT_BYTES = 2  # fp16
 #: Problem the GPU path compiles for when none is given: 16384 x 16384 fp16.
 DEFAULT_SHAPE: tuple[int, ...] = (16384, 16384)
@@ -53,8 +62,12 @@ DEFAULT_DTYPE = "float16"
 
 
 @cute.jit
-def _tile_origin(tile: cutlass.Int32, tiles_across: cutlass.Constexpr, tile_rows: cutlass.Constexpr,
-                 tile_cols: cutlass.Constexpr) -> tuple:
+def _tile_origin(
+    tile: cutlass.Int32,
+    tiles_across: cutlass.Constexpr,
+    tile_rows: cutlass.Constexpr,
+    tile_cols: cutlass.Constexpr,
+) -> tuple:
     """TMA coordinates (innermost first: column, row) of tile ``tile`` of this block's tile stream."""
     return ((tile % tiles_across) * tile_cols, (tile // tiles_across) * tile_rows)
 
@@ -73,8 +86,9 @@ class GmemTileSource(MemoryResource):
     tile: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
 
     def __post_init__(self) -> None:
-        self.tile = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0),
-                                      docs="index of the tile the load task fetches next")
+        self.tile = TaskLocalVariable(
+            dtype=cutlass.Int32, default=cutlass.Int32(0), docs="index of the tile the load task fetches next"
+        )
 
     @consumer_work(returns=tile)
     @cute.jit
@@ -97,8 +111,9 @@ class SmemTileRing(MemoryResource):
     stage: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
 
     def __post_init__(self) -> None:
-        self.stage = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0),
-                                       docs="the ring stage the store task copies out")
+        self.stage = TaskLocalVariable(
+            dtype=cutlass.Int32, default=cutlass.Int32(0), docs="the ring stage the store task copies out"
+        )
         self._alloc = SmemAllocation(self.buffer, size_bytes=self.tile_bytes * self.stages, alignment=1024)
 
     @property
@@ -124,8 +139,12 @@ class SmemTileRing(MemoryResource):
 
     @cute.jit
     def _bind_smem(self, stage_info: StageInfo) -> None:
-        self.tile = cutlass.Array(stage_info.context.smem_base.data_ptr() + self._alloc.offset,
-                                  dtype=cutlass.Float16, shape=(self._ring_elems(),), addrspace=3)
+        self.tile = cutlass.Array(
+            stage_info.context.smem_base.data_ptr() + self._alloc.offset,
+            dtype=cutlass.Float16,
+            shape=(self._ring_elems(),),
+            addrspace=3,
+        )
 
     @producer_work(work_attrs=WorkAttr.AUXILIARY)
     @cute.jit
@@ -144,8 +163,11 @@ class SmemTileRing(MemoryResource):
 
         if prims.elect_sync():
             prims.cp_async_bulk_tensor_shared_cta_global(
-                self.tile.subview(stage_info.stage_idx * self.tile_elems), self.tma_desc,
-                _tile_origin(tile, self.tiles_across, self.tile_rows, self.tile_cols), stage_info.barrier)
+                self.tile.subview(stage_info.stage_idx * self.tile_elems),
+                self.tma_desc,
+                _tile_origin(tile, self.tiles_across, self.tile_rows, self.tile_cols),
+                stage_info.barrier,
+            )
 
     @consumer_work(returns=stage)
     @cute.jit
@@ -172,9 +194,12 @@ class GmemTileSink(MemoryResource):
         if warp == 0:
             if prims.elect_sync():
                 prims.cp_async_bulk_tensor_global_shared_cta(
-                    self.tma_desc, ring.tile.subview(stage * ring.tile_elems),
-                    _tile_origin(_block_tile(stage_info.loop_offset), ring.tiles_across, ring.tile_rows,
-                                 ring.tile_cols))
+                    self.tma_desc,
+                    ring.tile.subview(stage * ring.tile_elems),
+                    _tile_origin(
+                        _block_tile(stage_info.loop_offset), ring.tiles_across, ring.tile_rows, ring.tile_cols
+                    ),
+                )
                 cute.arch.cp_async_bulk_commit_group()
                 cute.arch.cp_async_bulk_wait_group(0, read=True)  # the stage may be refilled after this
             cute.arch.sync_warp()
@@ -185,19 +210,35 @@ class GmemTileSink(MemoryResource):
 def tma_pipeline(stages: int, tile_bytes: int, consumer_threads: int) -> PipelineConfig:
     """The ring's TmaAsync pipeline: one elected producer thread, ``consumer_threads`` consumers."""
     return PipelineConfig.create_tma_async_pipeline_cfg(
-        num_stages=stages, num_bytes=tile_bytes,
+        num_stages=stages,
+        num_bytes=tile_bytes,
         producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 1),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_threads))
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_threads),
+    )
 
 
-def make_tasks(stages: int, tile_rows: int, tile_cols: int, trips: int, store_warps: int, *,
-               tiles_across: int = 1, desc_in: Any = None, desc_out: Any = None) -> Blueprint:
+def make_tasks(
+    stages: int,
+    tile_rows: int,
+    tile_cols: int,
+    trips: int,
+    store_warps: int,
+    *,
+    tiles_across: int = 1,
+    desc_in: Any = None,
+    desc_out: Any = None,
+) -> Blueprint:
     """Resources and tasks of the copy: ``trips`` tiles per block. Shared by :func:`build` and the kernel."""
     src = GmemTileSource(name="gmem_in")
-    ring = SmemTileRing(name="smem_ring", tile_rows=tile_rows, tile_cols=tile_cols, stages=stages,
-                        tiles_across=tiles_across, tma_desc=desc_in,
-                        pipeline_config=tma_pipeline(stages, tile_rows * tile_cols * ELEMENT_BYTES,
-                                                     store_warps * 32))
+    ring = SmemTileRing(
+        name="smem_ring",
+        tile_rows=tile_rows,
+        tile_cols=tile_cols,
+        stages=stages,
+        tiles_across=tiles_across,
+        tma_desc=desc_in,
+        pipeline_config=tma_pipeline(stages, tile_rows * tile_cols * ELEMENT_BYTES, store_warps * 32),
+    )
     sink = GmemTileSink(name="gmem_out", ring=ring, tma_desc=desc_out, store_threads=store_warps * 32)
 
     @schedule
@@ -218,15 +259,33 @@ def make_tasks(stages: int, tile_rows: int, tile_cols: int, trips: int, store_wa
             sink.store(stage=stage)
             ring.release()
 
-    load = Task(name="LoadTask", src_resources=[src], dst_resources=[ring], warp_idx=store_warps, num_warps=1,
-                schedule=load_schedule(src, ring))
-    store = Task(name="StoreTask", src_resources=[ring], dst_resources=[sink], warp_idx=0, num_warps=store_warps,
-                 schedule=store_schedule(ring, sink))
+    load = Task(
+        name="LoadTask",
+        src_resources=[src],
+        dst_resources=[ring],
+        warp_idx=store_warps,
+        num_warps=1,
+        schedule=load_schedule(src, ring),
+    )
+    store = Task(
+        name="StoreTask",
+        src_resources=[ring],
+        dst_resources=[sink],
+        warp_idx=0,
+        num_warps=store_warps,
+        schedule=store_schedule(ring, sink),
+    )
     return Blueprint(tasks=[load, store], graph={ring: [src], sink: [ring]}, smem_resources=[ring])
 
 
-def build(stages: int = 3, tile_rows: int = 128, tile_cols: int = 256, tiles: int = 4, store_warps: int = 1,
-          ctas_per_sm: int = 1) -> Blueprint:
+def build(
+    stages: int = 3,
+    tile_rows: int = 128,
+    tile_cols: int = 256,
+    tiles: int = 4,
+    store_warps: int = 1,
+    ctas_per_sm: int = 1,
+) -> Blueprint:
     """Fresh TS objects of the TMA copy, ``tiles`` tiles per block checked."""
     return make_tasks(stages, tile_rows, tile_cols, tiles, store_warps)
 
@@ -242,10 +301,17 @@ def design(**params: Any):
 
 
 @cute.kernel
-def _copy_kernel(desc_in: cutlass.GridConstant[tma_cuda.TensorMap], desc_out: cutlass.GridConstant[tma_cuda.TensorMap],
-                  stages: cutlass.Constexpr, tile_rows: cutlass.Constexpr,
-                 tile_cols: cutlass.Constexpr, trips: cutlass.Constexpr, store_warps: cutlass.Constexpr,
-                 tiles_across: cutlass.Constexpr, pipelines: cutlass.Constexpr) -> None:
+def _copy_kernel(
+    desc_in: cutlass.GridConstant[tma_cuda.TensorMap],
+    desc_out: cutlass.GridConstant[tma_cuda.TensorMap],
+    stages: cutlass.Constexpr,
+    tile_rows: cutlass.Constexpr,
+    tile_cols: cutlass.Constexpr,
+    trips: cutlass.Constexpr,
+    store_warps: cutlass.Constexpr,
+    tiles_across: cutlass.Constexpr,
+    pipelines: cutlass.Constexpr,
+) -> None:
     from cutlass.experimental import primitives as prims
     from cutlass.experimental.task_scheduling.memory import SmemAllocator
     from cutlass.experimental.task_scheduling.task_manager import TaskManager
@@ -255,8 +321,16 @@ def _copy_kernel(desc_in: cutlass.GridConstant[tma_cuda.TensorMap], desc_out: cu
     if prims.elect_sync():
         prims.prefetch_tensormap(desc_in.get_ptr())
         prims.prefetch_tensormap(desc_out.get_ptr())
-    bp = make_tasks(stages, tile_rows, tile_cols, trips, store_warps, tiles_across=tiles_across,
-                    desc_in=desc_in.get_ptr(), desc_out=desc_out.get_ptr())
+    bp = make_tasks(
+        stages,
+        tile_rows,
+        tile_cols,
+        trips,
+        store_warps,
+        tiles_across=tiles_across,
+        desc_in=desc_in.get_ptr(),
+        desc_out=desc_out.get_ptr(),
+    )
     for name, fields in pipelines:
         apply_pipeline(bp, name, dict(fields))
     ring = bp.smem_resources[0]
@@ -264,8 +338,9 @@ def _copy_kernel(desc_in: cutlass.GridConstant[tma_cuda.TensorMap], desc_out: cu
     allocator = SmemAllocator()
     allocator.add_resource(ring)
     allocator.compute_layout()
-    manager = TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, smem_allocator=allocator,
-                          verbose=False)
+    manager = TaskManager(
+        tasks=bp.tasks, resource_dependency_graph=bp.graph, smem_allocator=allocator, verbose=False
+    )
     manager.setup_resources_and_tasks()
     prims.fence_mbarrier_init()
     prims.barrier_cta_sync(0)
@@ -273,18 +348,30 @@ def _copy_kernel(desc_in: cutlass.GridConstant[tma_cuda.TensorMap], desc_out: cu
 
 
 @cute.jit
-def launch(src: cute.Tensor, dst: cute.Tensor, stream: cuda_driver.CUstream, stages: cutlass.Constexpr,
-           tile_rows: cutlass.Constexpr, tile_cols: cutlass.Constexpr, store_warps: cutlass.Constexpr,
-           ctas_per_sm: cutlass.Constexpr, sms: cutlass.Constexpr, pipelines: cutlass.Constexpr = ()) -> None:
-    """Host entry: copy the row-major 2-D fp16 ``src`` into ``dst`` tile by tile, ``sms * ctas_per_sm`` blocks."""
-    desc_in = tma_cuda.create_tensor_map_tiled_from_view(src, box_dims=(tile_rows, tile_cols),
-                                                    swizzle=tma_cuda.TensorMapSwizzle.none)
-    desc_out = tma_cuda.create_tensor_map_tiled_from_view(dst, box_dims=(tile_rows, tile_cols),
-                                                     swizzle=tma_cuda.TensorMapSwizzle.none)
+def launch(
+    src: cute.Tensor,
+    dst: cute.Tensor,
+    stream: cuda_driver.CUstream,
+    stages: cutlass.Constexpr,
+    tile_rows: cutlass.Constexpr,
+    tile_cols: cutlass.Constexpr,
+    store_warps: cutlass.Constexpr,
+    ctas_per_sm: cutlass.Constexpr,
+    sms: cutlass.Constexpr,
+    pipelines: cutlass.Constexpr = (),
+) -> None:
+    """Host entry: copy row-major 2-D 16-bit ``src`` into ``dst`` by tiles, ``sms * ctas_per_sm`` blocks."""
+    desc_in = tma_cuda.create_tensor_map_tiled_from_view(
+        src, box_dims=(tile_rows, tile_cols), swizzle=tma_cuda.TensorMapSwizzle.none
+    )
+    desc_out = tma_cuda.create_tensor_map_tiled_from_view(
+        dst, box_dims=(tile_rows, tile_cols), swizzle=tma_cuda.TensorMapSwizzle.none
+    )
     rows, cols = src.shape
     tiles_across = (cols + tile_cols - 1) // tile_cols
     tiles = tiles_across * ((rows + tile_rows - 1) // tile_rows)
     grid = min(sms * ctas_per_sm, tiles)
     trips = (tiles + grid - 1) // grid
-    _copy_kernel(desc_in, desc_out, stages, tile_rows, tile_cols, trips, store_warps, tiles_across,
-                 pipelines).launch(grid=(grid, 1, 1), block=((store_warps + 1) * 32, 1, 1), stream=stream)
+    _copy_kernel(
+        desc_in, desc_out, stages, tile_rows, tile_cols, trips, store_warps, tiles_across, pipelines
+    ).launch(grid=(grid, 1, 1), block=((store_warps + 1) * 32, 1, 1), stream=stream)
