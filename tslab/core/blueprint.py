@@ -101,7 +101,8 @@ def apply_pipeline(bp: Blueprint, resource: str, fields: dict[str, Any]) -> None
         values[name] = pipeline_fields.from_plain(name, value, where=f"{where} field '{name}'")
     stages = values.get("num_stages", cfg.num_stages)
     if not isinstance(stages, int) or isinstance(stages, bool) or stages <= 0:
-        raise DesignError("invalid-config", f"{where} field 'num_stages'", f"num_stages={stages!r} must be a positive int",
+        raise DesignError("invalid-config", f"{where} field 'num_stages'",
+                          f"num_stages={stages!r} must be a positive int",
                           "use at least 1 stage (2 or more to overlap producer and consumer)")
     try:
         res.pipeline_config = dataclasses.replace(cfg, **values)
@@ -137,7 +138,8 @@ def apply_schedule(bp: Blueprint, task_name: str, steps: tuple) -> None:
     except (ValueError, TypeError, KeyError, AssertionError) as exc:
         raise DesignError("schedule", f"task '{task_name}'", _one_line(exc),
                           "check each step's resource, stage and section") from None
-    bp.tasks[bp.tasks.index(old)] = new
+    position = next(i for i, t in enumerate(bp.tasks) if t is old)  # TS Tasks compare equal by value
+    bp.tasks[position] = new
 
 
 def _resolve_groups(groups: list[list[list[str]]], allocations: list[Any], space: str) -> list[list[list[Any]]]:
@@ -213,10 +215,21 @@ def lower(bp: Blueprint, *, pipelines: dict[str, dict[str, Any]], schedules: dic
         apply_pipeline(bp, resource, fields)
     for task, steps in schedules.items():
         apply_schedule(bp, task, steps)
+    _check_stages(bp)
     smem_names = bp.alias_groups if alias_groups is None else alias_groups
     tmem_names = bp.tmem_alias_groups if tmem_alias_groups is None else tmem_alias_groups
     smem, tmem = allocate(bp, smem_names, tmem_names)
     return Lowered(bp, smem, tmem, [list(map(list, g)) for g in smem_names], [list(map(list, g)) for g in tmem_names])
+
+
+def _check_stages(bp: Blueprint) -> None:
+    """TS accepts ``num_stages <= 0`` and then divides by it in the checker; refuse it here."""
+    for name, res in bp.resources().items():
+        cfg = getattr(res, "pipeline_config", None)
+        if cfg is not None and (not isinstance(cfg.num_stages, int) or cfg.num_stages <= 0):
+            raise DesignError("invalid-config", f"resource '{name}' field 'num_stages'",
+                              f"num_stages={cfg.num_stages!r} must be a positive int",
+                              "use at least 1 stage (2 or more to overlap producer and consumer)")
 
 
 def _one_line(exc: BaseException) -> str:

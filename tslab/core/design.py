@@ -55,6 +55,8 @@ class Design:
                               "use plain numbers, strings, booleans and lists") from None
         self._schedules = {t: normalize_steps(t, s) for t, s in (schedules or {}).items()}
         self._cache: dict[str, Any] = {}
+        if _source is None:
+            self._info()  # build once now: a design that cannot be built is refused here, not at check time
 
     # -- identity ------------------------------------------------------------------------------------
     @property
@@ -101,7 +103,7 @@ class Design:
             raise DesignError("input", "design JSON", "a custom design cannot be rebuilt from JSON alone",
                               "rebuild it with Design.from_tasks(...) and re-apply the overrides")
         for key, kind in (("params", dict), ("pipelines", dict), ("schedules", dict)):
-            if not isinstance(data.get(key) or {}, kind):
+            if data.get(key) is not None and not isinstance(data[key], kind):
                 raise DesignError("input", f"design JSON key '{key}'", f"is a {type(data[key]).__name__}",
                                   f"'{key}' must be an object")
         return cls(data["kernel"], data.get("params"), pipelines=data.get("pipelines"),
@@ -124,7 +126,8 @@ class Design:
         edits += [f".with_schedule({t!r}, <{len(s)} steps>)" for t, s in self._schedules.items()]
         if self._alias_groups is not None:
             edits.append(f".with_alias_groups({self._alias_groups!r})")
-        head = f"Design.from_tasks(<{self._kernel}>)" if self._source else f"tslab.kernels.{self._kernel}.design({args})"
+        head = (f"Design.from_tasks(<{self._kernel}>)" if self._source
+                else f"tslab.kernels.{self._kernel}.design({args})")
         return head + "".join(edits)
 
     # -- edits ---------------------------------------------------------------------------------------
@@ -190,7 +193,14 @@ class Design:
             return self._source()
         from ..kernels import kernel_module
 
-        return kernel_module(self._kernel).build(**self._params)
+        try:
+            return kernel_module(self._kernel).build(**self._params)
+        except DesignError:
+            raise
+        except Exception as exc:  # TS refused the kernel's own objects for these parameters
+            args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
+            raise DesignError("input", f"kernel '{self._kernel}'", f"cannot be built with {args}: "
+                              + " ".join(str(exc).split()), "change the parameters TS names in the message") from None
 
     def lower(self) -> Lowered:
         """Fresh TS objects with this design's overrides applied and memory laid out."""
@@ -286,9 +296,9 @@ def _check_params(kernel: str, defaults: dict[str, Any], params: dict[str, Any])
             raise DesignError("input", f"kernel '{kernel}' param '{key}'", "is not a parameter of this kernel",
                               did_you_mean(key, list(defaults)))
         want = type(defaults[key])
-        if want is int and (not isinstance(value, int) or isinstance(value, bool)):
-            raise DesignError("input", f"kernel '{kernel}' param '{key}'", f"{key}={value!r} is not an int",
-                              f"give an int, e.g. {key}={defaults[key]!r}")
+        if want is int and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
+            raise DesignError("input", f"kernel '{kernel}' param '{key}'", f"{key}={value!r} is not a positive int",
+                              f"give a positive int, e.g. {key}={defaults[key]!r}")
         if want is str and not isinstance(value, str):
             raise DesignError("input", f"kernel '{kernel}' param '{key}'", f"{key}={value!r} is not a string",
                               f"give a string, e.g. {key}={defaults[key]!r}")

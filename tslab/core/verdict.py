@@ -76,7 +76,8 @@ class Verdict:
         lines = [f"{name}: {self.status}"]
         if self.smem_capacity:
             lines.append(f"  SMEM {self.smem_used} / {self.smem_capacity} B "
-                         f"({self.smem_total} data + {self.barrier_bytes} barriers), alias savings {self.alias_savings} B")
+                         f"({self.smem_total} data + {self.barrier_bytes} barriers), "
+                         f"alias savings {self.alias_savings} B")
         if self.tmem_total:
             lines.append(f"  TMEM {self.tmem_total} / {self.tmem_capacity} columns")
         if c.verdict != "not-run":

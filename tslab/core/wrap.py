@@ -84,15 +84,43 @@ def blueprint_source(tasks: list[Any], graph: dict[Any, list[Any]], *, smem_allo
     if alias_groups is not None:
         smem_groups = [[[a if isinstance(a, str) else a.name for a in phase] for phase in g] for g in alias_groups]
     bundle = (list(tasks), dict(graph), smem, tmem)
+    originals = {id(r) for task in tasks for r in (*task.src_resources, *task.dst_resources)}
 
     def source() -> Blueprint:
-        t, g, s, m = copy.deepcopy(bundle)
+        memo: dict[int, Any] = {}
+        t, g, s, m = copy.deepcopy(bundle, memo)
+        ids = {old: id(memo[old]) for old in originals if old in memo}
+        for task in t:
+            _remap_resource_ids(task, ids)
         return Blueprint(tasks=t, graph=g, smem_resources=s, tmem_resources=m, alias_groups=smem_groups,
                          tmem_alias_groups=tmem_groups, smem_capacity_bytes=smem_capacity_bytes,
                          tmem_capacity_columns=tmem_capacity_columns)
 
     source()  # fail now, not at the first check, if the objects cannot be copied
     return source
+
+
+def _remap(value: Any, ids: dict[int, int]) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return ids.get(value, value)
+    if isinstance(value, tuple):
+        return tuple(_remap(v, ids) for v in value)
+    if isinstance(value, list):
+        return [_remap(v, ids) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return type(value)(_remap(v, ids) for v in value)
+    if isinstance(value, dict):
+        return {_remap(k, ids): _remap(v, ids) for k, v in value.items()}
+    return value
+
+
+def _remap_resource_ids(task: Any, ids: dict[int, int]) -> None:
+    """TS keys slot routing and slot sets by ``id(resource)``: point them at the copied resources."""
+    for name, value in list(vars(task).items()):
+        if isinstance(value, (dict, set, frozenset, tuple, list)):
+            setattr(task, name, _remap(value, ids))
 
 
 def work_labels(resource: Any) -> tuple[list[str], list[str]]:

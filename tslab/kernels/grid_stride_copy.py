@@ -16,10 +16,6 @@ The CPU design checks ``iterations`` loop trips; the GPU kernel runs as many tri
 fit at once: 128 gives 4 trips at 512 MiB, measured faster than a resident-only grid: benchmarks/NOTES.md).
 """
 
-# cute.compile passes Constexpr launch arguments positionally; TaskLocalVariable.uninitialized() is TS's
-# documented way to declare a task-local slot in a resource dataclass.
-# ruff: noqa: PLR0917, RUF009
-
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -19,10 +19,6 @@ Tasks:
     StoreTask warps 0..W-1, one elected thread issues the TMA stores; all wait before releasing the stage
 """
 
-# cute.compile passes Constexpr launch arguments positionally; TaskLocalVariable.uninitialized() is TS's
-# documented way to declare a task-local slot in a resource dataclass.
-# ruff: noqa: PLR0917, RUF009
-
 from dataclasses import dataclass, field
 from typing import Any
 

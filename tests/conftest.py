@@ -1,0 +1,24 @@
+import os
+import tempfile
+
+import pytest
+
+# Keep Jupyter and IPython from writing into the real home during tests.
+_home = tempfile.mkdtemp(prefix="tslab-test-home-")
+os.environ.setdefault("JUPYTER_CONFIG_DIR", os.path.join(_home, "jupyter"))
+os.environ.setdefault("IPYTHONDIR", os.path.join(_home, "ipython"))
+
+
+def pytest_collection_modifyitems(config, items):
+    try:
+        from tslab.gpu import device
+
+        has_gpu = device() is not None
+    except Exception:
+        has_gpu = False
+    if has_gpu:
+        return
+    skip = pytest.mark.skip(reason="needs an NVIDIA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
