@@ -25,7 +25,7 @@ def test_tma_copy_ptx_uses_tma_loads_and_stores_without_spills(tma_kernel):
     assert tma_kernel.registers and tma_kernel.registers > 0
     assert tma_kernel.cubin[:4] == b"\x7fELF"
     assert tma_kernel.verdict.status == "SAFE"
-    assert tma_kernel.smem_bytes == 3 * 128 * 256 * 2 + tma_kernel.verdict.barrier_bytes
+    assert tma_kernel.smem_bytes == 4 * 64 * 128 * 2 + tma_kernel.verdict.barrier_bytes
 
 
 def test_grid_stride_copy_uses_16_byte_accesses():
@@ -39,13 +39,13 @@ def test_pipeline_edit_reaches_the_kernel():
         tma_copy.design().with_pipeline("smem_ring", num_stages=2), arch="sm_90a", shape=(512, 512)
     )
     inits = [line for line in k.ptx.splitlines() if "mbarrier.init" in line]
-    assert len(inits) == 4  # full + empty barrier per stage: 2 stages, not the default 3
-    assert "+131080]" in k.ptx  # the barriers sit right after 2 x 64 KiB of ring
-    assert k.smem_bytes == 2 * 128 * 256 * 2 + k.verdict.barrier_bytes
+    assert len(inits) == 4  # full + empty barrier per stage: 2 stages, not the default 4
+    assert "+32776]" in k.ptx  # the barriers sit right after 2 x 16 KiB of ring
+    assert k.smem_bytes == 2 * 64 * 128 * 2 + k.verdict.barrier_bytes
 
 
 def test_unsafe_design_is_refused_with_the_verdict():
-    too_big = tma_copy.design(stages=4)  # 4 x 64 KiB > 227 KiB
+    too_big = tma_copy.design(stages=4, tile_rows=128, tile_cols=256)  # 4 x 64 KiB > 227 KiB
     with pytest.raises(gpu.UnsafeDesignError, match="CAPACITY") as info:
         gpu.compile(too_big, arch="sm_90a")
     assert info.value.verdict.errors
@@ -56,6 +56,11 @@ def test_gemm_sm90_is_refused_with_a_clear_error():
         gpu.UnsupportedKernelError, match="warpgroup-MMA work methods arrive with a later GPU issue"
     ):
         gpu.compile(SimpleNamespace(kernel="gemm_sm90"), arch="sm_90a")
+
+
+def test_launch_options_are_checked():
+    with pytest.raises(gpu.UnsupportedKernelError, match="did you mean 'ctas_per_sm'"):
+        gpu.compile(tma_copy.design(), arch="sm_90a", launch={"ctas_per_smm": 1})
 
 
 def test_bad_shape_is_refused_before_compiling():

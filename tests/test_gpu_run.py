@@ -12,18 +12,18 @@ from tslab.kernels import grid_stride_copy, tma_copy
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no NVIDIA GPU here")]
 
 CASES = [
-    (grid_stride_copy.design(), (8 * 1_000_003,), "int16"),
-    (grid_stride_copy.design(warps=8, vector_bytes=8), (4 * 2**20,), "float32"),
-    (grid_stride_copy.design(unroll=1), (8 * 12_345,), "float16"),
-    (tma_copy.design(), (1000, 1000), "float16"),
-    (tma_copy.design(stages=2, tile_rows=128, store_warps=4), (4096, 4096), "bfloat16"),
-    (tma_copy.design(stages=3, tile_rows=128, tile_cols=256, ctas_per_sm=1), (3000, 1000), "int16"),
+    (grid_stride_copy.design(), {}, (8 * 1_000_003,), "int16"),
+    (grid_stride_copy.design(warps=8, vector_bytes=8), {"unroll": 2}, (4 * 2**20,), "float32"),
+    (grid_stride_copy.design(), {"unroll": 1, "ctas_per_sm": 4}, (8 * 12_345,), "float16"),
+    (tma_copy.design(), {}, (1000, 1000), "float16"),
+    (tma_copy.design(stages=2, tile_rows=128, store_warps=1), {"ctas_per_sm": 3}, (4096, 4096), "bfloat16"),
+    (tma_copy.design(stages=3, tile_rows=128, tile_cols=256), {"ctas_per_sm": 1}, (3000, 1000), "int16"),
 ]
 
 
-@pytest.mark.parametrize(("design", "shape", "dtype"), CASES, ids=lambda v: str(v)[:40])
-def test_run_matches_input(design, shape, dtype):
-    out = run_on_gpu(resolve(design, shape, dtype), seed=3, timeout=180)
+@pytest.mark.parametrize(("design", "launch", "shape", "dtype"), CASES, ids=lambda v: str(v)[:40])
+def test_run_matches_input(design, launch, shape, dtype):
+    out = run_on_gpu(resolve(design, shape, dtype, launch), seed=3, timeout=180)
     assert out["rel_error"] == 0 and out["mismatches"] == 0
 
 

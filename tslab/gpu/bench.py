@@ -34,8 +34,9 @@ class BenchResult:
             "kernel": r["kernel"],
             "shape": "x".join(map(str, r["shape"])),
             "dtype": r["dtype"],
-            "params": ",".join(f"{a}={b}" for a, b in r["params"].items()),
+            "params": ",".join(f"{a}={b}" for a, b in {**r["params"], **r["launch"]}.items()),
             "bytes": r["bytes"],
+            "graphs": r["graphs"],
             "median_us": med,
             "p10_us": _quantile(k, 0.1),
             "p90_us": _quantile(k, 0.9),
@@ -76,49 +77,28 @@ class BenchResult:
         return fig
 
 
-def bench(
-    kernels: Any,
-    *,
-    sizes: list[tuple[int, ...]] | None = None,
-    dtype: str | None = None,
-    baseline: str | None = "torch",
-    repeats: int = 5,
-    iterations: int = 20,
-    warmup: int = 5,
-    use_cuda_graphs: bool = False,
-    timeout: float = 600.0,
-    progress: bool = True,
-) -> BenchResult:
-    """Time designs or compiled kernels (one or a list) at each size against torch, in one worker.
+def bench(kernels: Any, *, sizes: list[tuple[int, ...]] | None = None, dtype: str | None = None,
+          baseline: str | None = "torch", repeats: int = 5, iterations: int = 20, warmup: int = 5,
+          use_cuda_graphs: bool = False, timeout: float = 600.0, progress: bool = True) -> BenchResult:
+    """Time kernels at each size against torch's copy, in one worker process.
 
+    ``kernels``: a design, a :class:`CompiledKernel`, a ``(design, launch_options)`` pair, or a list of those.
     Cold L2: each timing rotates over enough input/output pairs to exceed the L2 three times.
     """
-    items = kernels if isinstance(kernels, (list, tuple)) else [kernels]
+    items = kernels if isinstance(kernels, list) else [kernels]
     targets: list[Target] = []
     for item in items:
         target = getattr(item, "target", None)
-        design = item if target is None else None
         for size in sizes or [None]:
-            if design is not None:
-                targets.append(resolve(design, size, dtype))
+            if target is not None:
+                targets.append(target if size is None else target.with_shape(size))
+            elif isinstance(item, tuple):
+                targets.append(resolve(item[0], size, dtype, item[1]))
             else:
-                targets.append(
-                    target
-                    if size is None
-                    else Target(target.kernel, target.params, tuple(size), target.dtype, target.pipelines)
-                )
-    rows = run_job(
-        "tslab.gpu.jobs:bench_job",
-        {
-            "targets": [t.to_dict() for t in targets],
-            "repeats": repeats,
-            "iterations": iterations,
-            "warmup": warmup,
-            "use_cuda_graphs": use_cuda_graphs,
-            "baseline": baseline,
-            "progress": progress,
-        },
-        timeout=timeout,
-        what="benchmark",
-    )
+                targets.append(resolve(item, size, dtype))
+    rows = run_job("tslab.gpu.jobs:bench_job",
+                   {"targets": [t.to_dict() for t in targets], "repeats": repeats, "iterations": iterations,
+                    "warmup": warmup, "use_cuda_graphs": use_cuda_graphs, "baseline": baseline,
+                    "progress": progress},
+                   timeout=timeout, what="benchmark")
     return BenchResult(rows)

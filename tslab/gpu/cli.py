@@ -44,6 +44,8 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
         metavar="NAME=VALUE",
         help="design parameter, repeatable (e.g. --param stages=3)",
     )
+    parser.add_argument("--launch", type=_param, action="append", default=[], metavar="NAME=VALUE",
+                        help="GPU launch option, repeatable (e.g. --launch ctas_per_sm=1)")
     parser.add_argument(
         "--sms", type=int, default=None, help="multiprocessors the persistent grid is sized for"
     )
@@ -76,6 +78,7 @@ def export_command(args: argparse.Namespace) -> int:
             shape=args.shape,
             dtype=args.dtype,
             sms=args.sms,
+            launch=dict(args.launch),
             force=args.force,
             overwrite=args.force,
         )

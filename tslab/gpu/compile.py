@@ -98,14 +98,16 @@ def compile(
     dtype: str | None = None,
     force: bool = False,
     sms: int | None = None,
+    launch: dict[str, Any] | None = None,
     timeout: float = 600.0,
 ) -> CompiledKernel:
     """Compile ``design`` for ``arch`` (default: this machine's GPU) in a worker process.
 
     Without a GPU ``arch`` must be given (e.g. ``"sm_90a"``). ``sms`` sizes the persistent grid
-    (default: this GPU's count, else the arch's usual count).
+    (default: this GPU's count, else the arch's usual count); ``launch`` overrides the kernel module's
+    ``LAUNCH`` options (e.g. ``{"ctas_per_sm": 1}``).
     """
-    target = resolve(design, shape, dtype)
+    target = resolve(design, shape, dtype, launch)
     if arch is None or sms is None:
         from .device import device
 

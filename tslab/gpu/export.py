@@ -27,6 +27,7 @@ def export(
     shape: tuple[int, ...] | None = None,
     dtype: str | None = None,
     sms: int | None = None,
+    launch: dict[str, Any] | None = None,
     force: bool = False,
     overwrite: bool = False,
     timeout: float = 600.0,
@@ -48,7 +49,7 @@ def export(
                 f"export: {out} exists; pass overwrite=True (CLI: --force) or choose another folder"
             )
         shutil.rmtree(out)
-    target = resolve(design, shape, dtype)
+    target = resolve(design, shape, dtype, launch)
     verdict = verified(design, force)
     sms = sms or DEFAULT_SMS.get(arch, 132)
     out.mkdir(parents=True)
@@ -74,6 +75,7 @@ def export(
         "shape": list(target.shape),
         "dtype": target.dtype,
         "sms": sms,
+        "launch": target.launch,
         "design": design.to_dict(),
         "verdict": verdict.status,
     }

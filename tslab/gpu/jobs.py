@@ -16,7 +16,7 @@ from .targets import Target
 
 def _target(data: dict[str, Any]) -> Target:
     pipelines = tuple((n, tuple(tuple(kv) for kv in f)) for n, f in data["pipelines"])
-    return Target(data["kernel"], data["params"], tuple(data["shape"]), data["dtype"], pipelines)
+    return Target(data["kernel"], data["params"], tuple(data["shape"]), data["dtype"], pipelines, data["launch"])
 
 
 @contextlib.contextmanager
@@ -281,7 +281,7 @@ def _time_target(
         "bytes": t.nbytes,
         "workspaces": count,
         "kernel_us": times["kernel"],
-        "torch_us": times["torch"],
+        "torch_us": times["torch"], "graphs": use_cuda_graphs,
         **check,
     }
 

@@ -18,13 +18,14 @@ DTYPES = ("float16", "bfloat16", "float32", "int16", "int32", "int8", "uint8")
 
 @dataclass(frozen=True)
 class Target:
-    """A design resolved for the GPU: module, problem shape and dtype, launch constants."""
+    """A design resolved for the GPU: module, problem shape and dtype, launch options, pipeline edits."""
 
     kernel: str
     params: dict[str, Any]
     shape: tuple[int, ...]
     dtype: str
     pipelines: tuple = field(default=())
+    launch: dict[str, Any] = field(default_factory=dict)
 
     @property
     def module(self) -> ModuleType:
@@ -42,18 +43,14 @@ class Target:
 
     def launch_constants(self, sms: int) -> tuple:
         """The ``cutlass.Constexpr`` arguments of the module's ``launch`` after ``(src, dst, stream)``."""
-        p = self.params
+        p, opt = self.params, self.launch
         if self.kernel == "grid_stride_copy":
-            return (p["warps"], p["ctas_per_sm"], sms, p["vector_bytes"], p["unroll"], self.pipelines)
-        return (
-            p["stages"],
-            p["tile_rows"],
-            p["tile_cols"],
-            p["store_warps"],
-            p["ctas_per_sm"],
-            sms,
-            self.pipelines,
-        )
+            return (p["warps"], opt["ctas_per_sm"], sms, p["vector_bytes"], opt["unroll"], self.pipelines)
+        return (p["stages"], p["tile_rows"], p["tile_cols"], p["store_warps"], opt["ctas_per_sm"], sms,
+                self.pipelines)
+
+    def with_shape(self, shape: tuple[int, ...]) -> Target:
+        return Target(self.kernel, self.params, tuple(shape), self.dtype, self.pipelines, self.launch)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +59,7 @@ class Target:
             "shape": list(self.shape),
             "dtype": self.dtype,
             "pipelines": [[n, list(map(list, f))] for n, f in self.pipelines],
+            "launch": dict(self.launch),
         }
 
 
@@ -84,7 +82,8 @@ def require_gpu_kernel(kernel: str) -> None:
         )
 
 
-def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None = None) -> Target:
+def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None = None,
+            launch: dict[str, Any] | None = None) -> Target:
     """The GPU target of ``design``; refuses kernels with no GPU kernel and edits it cannot honour."""
     kernel = design.kernel
     require_gpu_kernel(kernel)
@@ -127,4 +126,19 @@ def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None
     pipelines = tuple(
         (name, tuple(sorted(fields.items()))) for name, fields in sorted(over["pipelines"].items())
     )
-    return Target(kernel, design.params, shape, dtype, pipelines)
+    return Target(kernel, design.params, shape, dtype, pipelines, launch_options(kernel, module.LAUNCH, launch))
+
+
+def launch_options(kernel: str, defaults: dict[str, Any], given: dict[str, Any] | None) -> dict[str, Any]:
+    """The module's launch defaults updated with ``given``; unknown names and non-positive values refused."""
+    from ..errors import did_you_mean
+
+    out = dict(defaults)
+    for key, value in (given or {}).items():
+        if key not in defaults:
+            raise UnsupportedKernelError(f"kernel '{kernel}' launch option '{key}': unknown; "
+                                         + did_you_mean(key, list(defaults)))
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise UnsupportedKernelError(f"kernel '{kernel}' launch option '{key}': {value!r} must be an int >= 1")
+        out[key] = value
+    return out

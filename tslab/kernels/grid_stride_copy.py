@@ -36,7 +36,9 @@ from ..core.blueprint import Blueprint
 
 NAME = "grid_stride_copy"
 SUMMARY = "grid-stride GMEM -> GMEM copy, one task, vectorised accesses"
-PARAMS: dict[str, Any] = {"warps": 4, "iterations": 4, "vector_bytes": 16, "ctas_per_sm": 128, "unroll": 4}
+PARAMS: dict[str, Any] = {"warps": 4, "iterations": 4, "vector_bytes": 16}
+#: GPU launch options (not part of the TS design): blocks per multiprocessor, vectors per thread per trip.
+LAUNCH: dict[str, Any] = {"ctas_per_sm": 128, "unroll": 4}
 #: Problem the GPU path compiles for when none is given: 512 MiB of int16 (elements, dtype name).
 DEFAULT_SHAPE: tuple[int, ...] = (256 * 1024 * 1024,)
 DEFAULT_DTYPE = "int16"
@@ -139,11 +141,9 @@ def make_tasks(
     return Blueprint(tasks=[task], graph={sink: [source]})
 
 
-def build(
-    warps: int = 4, iterations: int = 4, vector_bytes: int = 16, ctas_per_sm: int = 128, unroll: int = 4
-) -> Blueprint:
+def build(warps: int = 4, iterations: int = 4, vector_bytes: int = 16) -> Blueprint:
     """Fresh TS objects of the grid-stride copy (``iterations`` loop trips checked)."""
-    return make_tasks(warps, iterations, warps * 32 * unroll, vec=max(1, vector_bytes // 2), unroll=unroll)
+    return make_tasks(warps, iterations, warps * 32, vec=max(1, vector_bytes // 2))
 
 
 def design(**params: Any):

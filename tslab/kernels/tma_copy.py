@@ -42,15 +42,10 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..core.blueprint import Blueprint
 
 NAME = "tma_copy"
-SUMMARY = "persistent TMA copy: load task -> TmaAsync SMEM ring -> TMA store task"
-PARAMS: dict[str, Any] = {
-    "stages": 3,
-    "tile_rows": 128,
-    "tile_cols": 256,
-    "tiles": 4,
-    "store_warps": 1,
-    "ctas_per_sm": 1,
-}
+SUMMARY = "pipelined TMA copy: load task -> TmaAsync SMEM ring -> store task"
+PARAMS: dict[str, Any] = {"stages": 4, "tile_rows": 64, "tile_cols": 128, "tiles": 4, "store_warps": 4}
+#: GPU launch options (not part of the TS design): blocks per multiprocessor of the persistent grid.
+LAUNCH: dict[str, Any] = {"ctas_per_sm": 2}
 ELEMENT_BYTES = 2  # fp16
 #: Problem the GPU path compiles for when none is given: 16384 x 16384 fp16.
 DEFAULT_SHAPE: tuple[int, ...] = (16384, 16384)
@@ -58,38 +53,33 @@ DEFAULT_DTYPE = "float16"
 
 
 @cute.jit
-def _tile_origin(
-    tile: cutlass.Int32,
-    tiles_across: cutlass.Constexpr,
-    tile_rows: cutlass.Constexpr,
-    tile_cols: cutlass.Constexpr,
-) -> tuple:
-    """TMA coordinates (innermost first: column, row) of tile ``tile`` of this block's tile stream."""
-    return ((tile % tiles_across) * tile_cols, (tile // tiles_across) * tile_rows)
+def _tile_origin(row: cutlass.Int32, tiles_across: cutlass.Constexpr, tile_rows: cutlass.Constexpr,
+                 tile_cols: cutlass.Constexpr) -> tuple:
+    """TMA coordinates (innermost first: column, row) of the tile at ``row`` of this block's tile stream.
 
-
-@cute.jit
-def _block_tile(trip: cutlass.Int32) -> cutlass.Int32:
+    Block ``b`` of ``G`` owns tiles ``b, b + G, ...``; its stream is ``tile_rows`` rows per tile.
+    """
     bid, _, _ = cute.arch.block_idx()
     grid, _, _ = cute.arch.grid_dim()
-    return bid + trip * grid
+    tile = row // tile_rows * grid + bid
+    return ((tile % tiles_across) * tile_cols, (tile // tiles_across) * tile_rows)
 
 
 @dataclass(kw_only=True)
 class GmemTileSource(MemoryResource):
-    """GMEM input seen as this block's stream of tile indices; owns no memory and no pipeline."""
+    """GMEM input seen as this block's stream of tiles, ``tile_rows`` rows each; owns no memory, no pipeline."""
 
-    tile: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+    tile_rows: cutlass.Constexpr[int] = 64
+    row: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
 
     def __post_init__(self) -> None:
-        self.tile = TaskLocalVariable(
-            dtype=cutlass.Int32, default=cutlass.Int32(0), docs="index of the tile the load task fetches next"
-        )
+        self.row = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0),
+                                     docs="first row of the tile the load task fetches next, in this block's stream")
 
-    @consumer_work(returns=tile)
+    @consumer_work(returns=row)
     @cute.jit
     def coords(self, stage_info: StageInfo) -> cutlass.Int32:
-        return _block_tile(stage_info.loop_offset)
+        return stage_info.loop_offset
 
 
 @dataclass(kw_only=True)
@@ -104,12 +94,8 @@ class SmemTileRing(MemoryResource):
     tma_desc: Any = field(default=None)
     tile: Any = field(init=False, default=None)
     _alloc: cutlass.Constexpr[Any] = field(init=False, default=None)
-    stage: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
-
+    reading: Any = field(init=False, default=None)  # the stage the store task is copying out
     def __post_init__(self) -> None:
-        self.stage = TaskLocalVariable(
-            dtype=cutlass.Int32, default=cutlass.Int32(0), docs="the ring stage the store task copies out"
-        )
         self._alloc = SmemAllocation(self.buffer, size_bytes=self.tile_bytes * self.stages, alignment=1024)
 
     @property
@@ -126,9 +112,10 @@ class SmemTileRing(MemoryResource):
         return [self._alloc]
 
     def trace_placeholders(self) -> None:
-        """Give ``tile`` a value of its final type before TS traces the schedules (GPU path only)."""
+        """Give runtime fields values of their final types before TS traces the schedules (GPU path only)."""
         null = cutlass.inttoptr(0, mem_space=3, dtype=cutlass.Float16)
         self.tile = cutlass.Array(null, dtype=cutlass.Float16, shape=(self._ring_elems(),), addrspace=3)
+        self.reading = cutlass.Int32(0)
 
     def _ring_elems(self) -> int:
         return self.pipeline_config.num_stages * self.tile_elems
@@ -154,22 +141,23 @@ class SmemTileRing(MemoryResource):
 
     @producer_work
     @cute.jit
-    def tma_load(self, stage_info: StageInfo, *, tile: cutlass.Int32) -> None:
+    def tma_load(self, stage_info: StageInfo, *, row: cutlass.Int32) -> None:
         from cutlass.experimental import primitives as prims
 
         if prims.elect_sync():
             prims.cp_async_bulk_tensor_shared_cta_global(
                 self.tile.subview(stage_info.stage_idx * self.tile_elems),
                 self.tma_desc,
-                _tile_origin(tile, self.tiles_across, self.tile_rows, self.tile_cols),
+                _tile_origin(row, self.tiles_across, self.tile_rows, self.tile_cols),
                 stage_info.barrier,
             )
 
-    @consumer_work(returns=stage)
+    @consumer_work
     @cute.jit
-    def read_tile(self, stage_info: StageInfo) -> cutlass.Int32:
-        # The TMA engine reads the stage in GmemTileSink.store; the wait made the loaded tile visible.
-        return stage_info.stage_idx
+    def read_tile(self, stage_info: StageInfo) -> None:
+        # The wait made the loaded tile visible; the TMA engine reads it in GmemTileSink.store, which
+        # follows in the same iteration of the same task and reads the stage index from here.
+        self.reading = stage_info.stage_idx
 
 
 @dataclass(kw_only=True)
@@ -182,7 +170,7 @@ class GmemTileSink(MemoryResource):
 
     @producer_work
     @cute.jit
-    def store(self, stage_info: StageInfo, *, stage: cutlass.Int32) -> None:
+    def store(self, stage_info: StageInfo) -> None:
         from cutlass.experimental import primitives as prims
 
         ring = self.ring
@@ -191,9 +179,9 @@ class GmemTileSink(MemoryResource):
             if prims.elect_sync():
                 prims.cp_async_bulk_tensor_global_shared_cta(
                     self.tma_desc,
-                    ring.tile.subview(stage * ring.tile_elems),
+                    ring.tile.subview(ring.reading * ring.tile_elems),
                     _tile_origin(
-                        _block_tile(stage_info.loop_offset), ring.tiles_across, ring.tile_rows, ring.tile_cols
+                        stage_info.loop_offset, ring.tiles_across, ring.tile_rows, ring.tile_cols
                     ),
                 )
                 cute.arch.cp_async_bulk_commit_group()
@@ -225,7 +213,7 @@ def make_tasks(
     desc_out: Any = None,
 ) -> Blueprint:
     """Resources and tasks of the copy: ``trips`` tiles per block. Shared by :func:`build` and the kernel."""
-    src = GmemTileSource(name="gmem_in")
+    src = GmemTileSource(name="gmem_in", tile_rows=tile_rows)
     ring = SmemTileRing(
         name="smem_ring",
         tile_rows=tile_rows,
@@ -240,19 +228,19 @@ def make_tasks(
     @schedule
     def load_schedule(src: MemoryResource, ring: MemoryResource) -> None:
         ring.bind_load()
-        with domain_loop(0, trips, 1):
-            tile = src.coords()
+        with domain_loop(0, trips * tile_rows, tile_rows):
+            row = src.coords()
             ring.acquire()
-            ring.tma_load(tile=tile)
+            ring.tma_load(row=row)
             ring.commit()
 
     @schedule
     def store_schedule(ring: MemoryResource, sink: MemoryResource) -> None:
         ring.bind_read()
-        with domain_loop(0, trips, 1):
+        with domain_loop(0, trips * tile_rows, tile_rows):
             ring.wait()
-            stage = ring.read_tile()
-            sink.store(stage=stage)
+            ring.read_tile()
+            sink.store()
             ring.release()
 
     load = Task(
@@ -274,14 +262,8 @@ def make_tasks(
     return Blueprint(tasks=[load, store], graph={ring: [src], sink: [ring]}, smem_resources=[ring])
 
 
-def build(
-    stages: int = 3,
-    tile_rows: int = 128,
-    tile_cols: int = 256,
-    tiles: int = 4,
-    store_warps: int = 1,
-    ctas_per_sm: int = 1,
-) -> Blueprint:
+def build(stages: int = 4, tile_rows: int = 64, tile_cols: int = 128, tiles: int = 4,
+          store_warps: int = 4) -> Blueprint:
     """Fresh TS objects of the TMA copy, ``tiles`` tiles per block checked."""
     return make_tasks(stages, tile_rows, tile_cols, tiles, store_warps)
 
