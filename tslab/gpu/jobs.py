@@ -97,15 +97,10 @@ def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
 
     t = _target(target)
     started = time.perf_counter()
-    here = os.getcwd()
     with tempfile.TemporaryDirectory() as scratch, _capture_fds() as log:
-        os.chdir(scratch)  # --keep-ptx/--keep-cubin write their files into the working directory
-        try:
-            fn = cute.compile(
-                t.module.launch, *fake_args(t), *t.launch_constants(sms), options=_options(arch, True)
-            )
-        finally:
-            os.chdir(here)
+        # --keep-ptx/--keep-cubin also write files; send them to a scratch folder, not the working directory.
+        options = f"{_options(arch, True)} --dump-dir {scratch}"
+        fn = cute.compile(t.module.launch, *fake_args(t), *t.launch_constants(sms), options=options)
     seconds = time.perf_counter() - started
     return {
         "ptx": fn.artifacts.PTX,
