@@ -13,6 +13,7 @@ from .errors import (
     WorkerCrashedError,
     WorkerTimeoutError,
 )
+from .export import export
 
 __all__ = [
     "BenchResult",
@@ -29,4 +30,5 @@ __all__ = [
     "bench",
     "compile",
     "device",
+    "export",
 ]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import statistics
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -53,6 +55,15 @@ class BenchResult:
             row.update(torch_us=t, torch_gbps=r["bytes"] / t / 1e3, ratio=t / med)
         return row
 
+    @classmethod
+    def load(cls, path: str | Path) -> BenchResult:
+        """A result saved with :meth:`save` (or written by ``benchmarks/copy.py --out``)."""
+        return cls(json.loads(Path(path).read_text()))
+
+    def save(self, path: str | Path) -> None:
+        """Write the raw timings as JSON (every repeat, both kernel and torch)."""
+        Path(path).write_text(json.dumps(self.raw, indent=1))
+
     def __len__(self) -> int:
         return len(self.table)
 
@@ -64,16 +75,16 @@ class BenchResult:
         return self.table.to_html(index=False, float_format="%.3f")
 
     def plot(self) -> Any:
-        """GB/s per size, kernel against torch, as a plotly figure (plotly is imported only here)."""
+        """GB/s of each kernel variant and size next to torch's copy, as a plotly figure (imported only here)."""
         import plotly.graph_objects as go
 
+        t = self.table
+        labels = t["kernel"] + " " + t["shape"] + "<br>" + t["params"].str.replace(",", " ")
         fig = go.Figure()
-        for key, group in self.table.groupby(["kernel", "params"]):
-            fig.add_bar(name=f"{key[0]} ({key[1]})", x=group["shape"], y=group["gbps"])
-        if self.table["torch_gbps"].notna().any():
-            base = self.table.drop_duplicates("shape")
-            fig.add_scatter(name="torch copy", x=base["shape"], y=base["torch_gbps"], mode="markers+lines")
-        fig.update_layout(yaxis_title="GB/s (read + write)", xaxis_title="shape", barmode="group")
+        fig.add_bar(name="kernel", x=labels, y=t["gbps"], text=t["ratio"].map(lambda r: f"{r:.3f}x" if r else ""))
+        if t["torch_gbps"].notna().any():
+            fig.add_scatter(name="torch copy (same run)", x=labels, y=t["torch_gbps"], mode="markers")
+        fig.update_layout(yaxis_title="GB/s (read + write)", height=450, margin={"b": 160})
         return fig
 
 
