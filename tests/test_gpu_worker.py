@@ -21,7 +21,7 @@ def test_an_aborting_job_raises_and_the_parent_lives():
 
 def test_a_hanging_job_is_stopped():
     with pytest.raises(WorkerTimeoutError, match="ran past 2 s"):
-        run_job("time:sleep", {"secs": 30}, timeout=2, what="sleeper")
+        run_job("tslab.gpu.worker:hang_for_test", {"seconds": 60}, timeout=2, what="sleeper")
 
 
 def test_an_exception_in_the_job_is_reported_with_its_traceback():

@@ -125,3 +125,10 @@ _PASS_THROUGH = _pass_through()
 def abort_for_test() -> None:
     """A job that aborts its process, as an MLIR assertion does (used by the isolation test)."""
     os.abort()
+
+
+def hang_for_test(seconds: float) -> None:
+    """A job that outlives any short timeout (used by the timeout test)."""
+    import time
+
+    time.sleep(seconds)
