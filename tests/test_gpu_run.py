@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import tslab
 from tslab.gpu import bench, device
 from tslab.gpu.compile import run_on_gpu
 from tslab.gpu.targets import resolve
@@ -41,3 +42,17 @@ def test_bench_with_cuda_graphs_on_a_small_tensor():
     assert result.table["rel_error"].iloc[0] == 0 and result.table["ratio"].iloc[0] > 0
     assert result.table["workspaces"].iloc[0] > 1  # 16 MiB per pair: rotated to keep L2 cold
     print(result)
+
+
+def test_module_run_on_torch_tensors():
+    import torch
+
+    src = torch.randn(2048, 4096, device="cuda").half()
+    dst = torch.full_like(src, float("nan"))
+    tma_copy.run(src, dst)
+    grid = torch.empty_like(src)
+    grid_stride_copy.run(src, grid, unroll=2)
+    torch.cuda.synchronize()
+    assert torch.equal(src, dst) and torch.equal(src, grid)
+    with pytest.raises(tslab.DesignError, match="differ"):
+        tma_copy.run(src, dst[:16])

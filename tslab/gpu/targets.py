@@ -43,11 +43,7 @@ class Target:
 
     def launch_constants(self, sms: int) -> tuple:
         """The ``cutlass.Constexpr`` arguments of the module's ``launch`` after ``(src, dst, stream)``."""
-        p, opt = self.params, self.launch
-        if self.kernel == "grid_stride_copy":
-            return (p["warps"], opt["ctas_per_sm"], sms, p["vector_bytes"], opt["unroll"], self.pipelines)
-        return (p["stages"], p["tile_rows"], p["tile_cols"], p["store_warps"], opt["ctas_per_sm"], sms,
-                self.pipelines)
+        return self.module.launch_constants(self.params, self.launch, sms, self.pipelines)
 
     def with_shape(self, shape: tuple[int, ...]) -> Target:
         return Target(self.kernel, self.params, tuple(shape), self.dtype, self.pipelines, self.launch)

@@ -16,6 +16,7 @@ The CPU design checks ``iterations`` loop trips; the GPU kernel runs as many tri
 fit at once: 128 gives 4 trips at 512 MiB, measured faster than a resident-only grid: benchmarks/NOTES.md).
 """
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,3 +204,20 @@ def launch(
     _copy_kernel(src_v, dst_v, warps, trips, stride, vec, unroll, pipelines).launch(
         grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream
     )
+
+
+def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
+    """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(src, dst, stream)``."""
+    return (params["warps"], launch_options["ctas_per_sm"], sms, params["vector_bytes"], launch_options["unroll"],
+            pipelines)
+
+
+def run(src: Any, dst: Any, *, stream: Any = None, **options: Any) -> None:
+    """Copy torch tensor ``src`` into ``dst`` (same shape and dtype, whole 16-byte vectors) on the GPU.
+
+    ``options``: design parameters (``warps``, ``vector_bytes``) and launch options (``ctas_per_sm``,
+    ``unroll``); compiled once per shape, dtype and options.
+    """
+    from ._torch_run import run_copy
+
+    run_copy(sys.modules[__name__], src, dst, stream, options, flatten=True)

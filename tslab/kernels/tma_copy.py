@@ -19,6 +19,7 @@ Tasks:
     StoreTask warps 0..W-1, one elected thread issues the TMA stores; all wait before releasing the stage
 """
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -354,3 +355,20 @@ def launch(
     _copy_kernel(
         desc_in, desc_out, stages, tile_rows, tile_cols, trips, store_warps, tiles_across, pipelines
     ).launch(grid=(grid, 1, 1), block=((store_warps + 1) * 32, 1, 1), stream=stream)
+
+
+def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
+    """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(src, dst, stream)``."""
+    return (params["stages"], params["tile_rows"], params["tile_cols"], params["store_warps"],
+            launch_options["ctas_per_sm"], sms, pipelines)
+
+
+def run(src: Any, dst: Any, *, stream: Any = None, **options: Any) -> None:
+    """Copy the 2-D 16-bit torch tensor ``src`` into ``dst`` on the GPU with TMA.
+
+    ``options``: design parameters (``stages``, ``tile_rows``, ``tile_cols``, ``store_warps``) and launch
+    options (``ctas_per_sm``); compiled once per shape, dtype and options.
+    """
+    from ._torch_run import run_copy
+
+    run_copy(sys.modules[__name__], src, dst, stream, options)
