@@ -78,3 +78,22 @@ def test_taskmanager_agrees_on_the_user_objects():
     TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, smem_allocator=alloc, verbose=False)
     d = Design.from_tasks(bp.tasks, bp.graph, smem_allocations=alloc)
     assert tslab.check(d).ok
+
+
+def test_pipeline_groups_of_a_laid_out_allocator_keep_their_barrier_bytes():
+    from cutlass.experimental.task_scheduling.enums import PipelineGroupMode
+    from cutlass.experimental.task_scheduling.pipeline_group import PipelineGroup
+
+    from tslab.kernels._teaching import Buffer, async_pipeline
+
+    m1 = Buffer(name="m1", buffer="m1_buf", pipeline_config=async_pipeline(2))
+    m2 = Buffer(name="m2", buffer="m2_buf", pipeline_config=async_pipeline(2))
+    group = PipelineGroup(name="grp", members=[m1, m2], mode=PipelineGroupMode.Merge)
+    alloc = SmemAllocator()
+    alloc.add_resource(m1)
+    alloc.add_resource(m2)
+    alloc.add_pipeline_group(group)
+    alloc.compute_layout()
+    bp = demo_race.build()
+    d = Design.from_tasks(bp.tasks, bp.graph, smem_allocations=alloc)
+    assert tslab.check(d).barrier_bytes == alloc.barrier_smem_bytes > 0

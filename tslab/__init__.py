@@ -1,9 +1,12 @@
 """tslab: design, check and time CUTLASS Task Scheduling kernels in Jupyter."""
 
+from . import fake
+from .capture import CaptureError, CaptureResult, capture, capture_all, capture_file
 from .core.check import check
 from .core.design import Design
 from .core.verdict import Verdict
 from .errors import DesignError, Issue, TslabError, TslabWarning
 
 __version__ = "0.1.0"
-__all__ = ["Design", "DesignError", "Issue", "TslabError", "TslabWarning", "Verdict", "__version__", "check"]
+__all__ = ["CaptureError", "CaptureResult", "Design", "DesignError", "Issue", "TslabError", "TslabWarning",
+           "Verdict", "__version__", "capture", "capture_all", "capture_file", "check", "fake"]

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .capture_cli import add_arguments as add_capture_arguments
 from .errors import TslabError
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_INVALID = 0, 1, 2
@@ -29,11 +30,14 @@ def _parse_param(text: str) -> tuple[str, Any]:
         return key, raw
 
 
-def load_design(target: str, params: list[str]) -> Any:
-    """A design from a catalog name, a ``.json`` file or inline JSON text."""
+def load_design(target: str, params: list[str], *, args: list[str] = (), arch: str = "sm_90a") -> Any:
+    """A design from a catalog name, a ``.json`` file, inline JSON text or a ``kernel.py::host_fn`` capture."""
+    from .capture_cli import capture_target, is_target
     from .core.design import Design
     from .kernels import NAMES
 
+    if is_target(target):
+        return capture_target(target, list(args), arch=arch)
     values = dict(_parse_param(p) for p in params)
     if target in NAMES:
         return Design(target, values)
@@ -59,7 +63,7 @@ def _cmd_list(_: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     from .core.check import check
 
-    design = load_design(args.design, args.param or [])
+    design = load_design(args.design, args.param or [], args=args.arg, arch=args.arch)
     verdict = check(design, max_states=args.max_states)
     if args.json:
         print(json.dumps(verdict.summary(), indent=2, default=str))
@@ -90,11 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the catalog of kernel designs").set_defaults(func=_cmd_list)
     chk = sub.add_parser("check", help="check a design with TS (exit 0 safe, 1 unsafe, 2 invalid input)")
-    chk.add_argument("design", help="catalog name, path to a design .json, or design JSON text")
+    chk.add_argument("design", help="catalog name, a design .json, design JSON text, or kernel.py::host_fn")
     chk.add_argument("--param", action="append", metavar="KEY=VALUE", help="kernel parameter (repeatable)")
     chk.add_argument("--json", action="store_true", help="print the verdict as JSON")
     chk.add_argument("--trace", action="store_true", help="print the counterexample interleaving step by step")
     chk.add_argument("--max-states", type=int, default=1_000_000, help="checker state bound (default 1000000)")
+    add_capture_arguments(chk)
     chk.set_defaults(func=_cmd_check)
     lab = sub.add_parser("lab", help="open the tutorials in JupyterLab")
     lab.add_argument("--dir", help="folder of notebooks (default: the repository's notebooks/)")

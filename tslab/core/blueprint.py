@@ -41,6 +41,8 @@ class Blueprint:
     pipeline_groups: list[Any] = field(default_factory=list)
     smem_capacity_bytes: int | None = None
     tmem_capacity_columns: int | None = None
+    dma_consumer_release_labels: dict[Any, Any] | None = None
+    assume_pdl_wait_completed: bool = False
 
     def resources(self) -> dict[str, Any]:
         """Every resource by name, in task order, then graph order."""

@@ -128,12 +128,15 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
             TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, smem_allocator=lowered.smem_allocator,
                         tmem_allocator=lowered.tmem_allocator, smem_capacity_bytes=capacity,
                         tmem_capacity_columns=tmem_capacity, skip_validation=True, verbose=True,
-                        exhaustive_deadlock_race_check=False)
+                        exhaustive_deadlock_race_check=False,
+                        dma_consumer_release_labels=bp.dma_consumer_release_labels,
+                        assume_pdl_wait_completed=bp.assume_pdl_wait_completed)
         except Exception as exc:  # TS raised outside its own checks: report it, keep the kernel alive
             errors.append(Issue("schedule", "TaskManager", " ".join(str(exc).split()) or type(exc).__name__,
                                 _HINTS["schedule"]))
         try:
-            result = run_checker(bp.tasks, max_states=max_states)
+            result = run_checker(bp.tasks, max_states=max_states,
+                                 assume_pdl_wait_completed=bp.assume_pdl_wait_completed)
         except Exception as exc:
             result = CheckerResult(verdict="not-run", max_states=max_states)
             errors.append(Issue("schedule", "exhaustive checker", " ".join(str(exc).split()) or type(exc).__name__,

@@ -89,11 +89,13 @@ def _pdl_record(p: Any) -> dict[str, Any]:
     return {"cursors": list(p.cursors), "launch_task": p.launch_task, "launch_resource": p.launch_resource}
 
 
-def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True) -> CheckerResult:
+def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True,
+                assume_pdl_wait_completed: bool = False) -> CheckerResult:
     """Run every planned checker pass until one is unsafe; sums states over the passes run."""
     total = CheckerResult(verdict="safe", max_states=max_states)
     for run in planned_runs(tasks):
-        res = ec.check_all_interleavings(tasks, verbose=verbose, **run.kwargs(max_states))
+        res = ec.check_all_interleavings(tasks, verbose=verbose, assume_pdl_wait_completed=assume_pdl_wait_completed,
+                                         **run.kwargs(max_states))
         total.runs += 1
         total.states_explored += res.states_explored
         total.complete_count += res.complete_count

@@ -151,9 +151,7 @@ class Design:
                  for f, v in fields.items()}
         merged = copy.deepcopy(self._pipelines)
         merged.setdefault(resource, {}).update(plain)
-        new = self._replace(pipelines=merged)
-        new.lower()  # validate now: TS's own PipelineConfig checks raise DesignError here
-        return new
+        return self._replace(pipelines=merged)._validated(where)
 
     def with_schedule(self, task: str, steps: Iterable[Step]) -> Design:
         """A new design whose ``task`` runs ``steps`` (plain form, see :mod:`tslab.core.steps`)."""
@@ -162,15 +160,11 @@ class Design:
                               did_you_mean(task, self.tasks()))
         schedules = dict(self._schedules)
         schedules[task] = normalize_steps(task, steps)
-        new = self._replace(schedules=schedules)
-        new.lower()
-        return new
+        return self._replace(schedules=schedules)._validated(f"task '{task}'")
 
     def with_alias_groups(self, groups: list[list[list[str]]] | None) -> Design:
         """A new design with these SMEM alias groups (``None`` restores the kernel's own, ``[]`` removes all)."""
-        new = self._replace(alias_groups=groups)
-        new.lower()
-        return new
+        return self._replace(alias_groups=groups)._validated("alias groups")
 
     def with_params(self, **params: Any) -> Design:
         """The same overrides on the kernel built with other parameters."""
@@ -179,6 +173,17 @@ class Design:
                               "edit its pipelines and schedules instead")
         return Design(self._kernel, {**self._params, **params}, pipelines=self._pipelines,
                       schedules=self._schedules, alias_groups=self._alias_groups)
+
+    def _validated(self, where: str) -> Design:
+        """Build this design once (TS validates every override); any failure is a DesignError naming ``where``."""
+        try:
+            self._info()
+        except DesignError:
+            raise
+        except Exception as exc:
+            raise DesignError("invalid-config", where, " ".join(str(exc).split()) or type(exc).__name__,
+                              "TS cannot build the design with this edit; undo it or change the value") from None
+        return self
 
     def _require_resource(self, resource: str) -> None:
         names = self._info()["resources"]
@@ -266,14 +271,17 @@ class Design:
                    smem_allocations: Any = None, tmem_allocations: Any = None,
                    alias_groups: list[list[list[Any]]] | None = None,
                    smem_capacity_bytes: int | None = None, tmem_capacity_columns: int | None = None,
-                   name: str = CUSTOM) -> Design:
+                   dma_consumer_release_labels: dict[Any, Any] | None = None,
+                   assume_pdl_wait_completed: bool = False, name: str = CUSTOM) -> Design:
         """Wrap a user's own TS tasks and resources; tslab works on private copies, never the originals."""
         from .wrap import blueprint_source
 
         source = blueprint_source(tasks, resource_dependency_graph, smem_allocations=smem_allocations,
                                   tmem_allocations=tmem_allocations, alias_groups=alias_groups,
                                   smem_capacity_bytes=smem_capacity_bytes,
-                                  tmem_capacity_columns=tmem_capacity_columns)
+                                  tmem_capacity_columns=tmem_capacity_columns,
+                                  dma_consumer_release_labels=dma_consumer_release_labels,
+                                  assume_pdl_wait_completed=assume_pdl_wait_completed)
         design = cls(CUSTOM, {}, _source=source)
         design._kernel = name
         design.lower()

@@ -18,6 +18,9 @@ from ..errors import DesignError, did_you_mean
 #: Fields that hold runtime objects (pointers, layouts), never edited from a design.
 RUNTIME_FIELDS = frozenset({"barrier_ptr"})
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(PipelineConfig) if f.name not in RUNTIME_FIELDS)
+#: Fields whose TS default is None, so None is a meaningful value.
+OPTIONAL_FIELDS = frozenset(f.name for f in dataclasses.fields(PipelineConfig)
+                            if f.default is None and f.name not in RUNTIME_FIELDS)
 GROUP_FIELDS = frozenset({"producer_group", "consumer_group"})
 _ENUMS: dict[str, type[enum.Enum]] = {
     "pipeline_type": PipelineType,
@@ -70,6 +73,9 @@ def from_plain(field: str, value: Any, *, where: str) -> Any:
     if field not in FIELDS:
         raise DesignError("input", where, f"field={field!r} is not a PipelineConfig field", did_you_mean(field, FIELDS))
     if value is None:
+        if field not in OPTIONAL_FIELDS:
+            raise DesignError("invalid-config", where, f"{field}=None is not allowed",
+                              f"give {field} a value; only {', '.join(sorted(OPTIONAL_FIELDS))} may be None")
         return None
     if field in GROUP_FIELDS:
         if isinstance(value, pl.CooperativeGroup):

@@ -44,17 +44,17 @@ class BarrierOnly:
         return []
 
 
-def _split_items(items: Any, space: str) -> tuple[list[Any], list[list[list[str]]]]:
-    """Allocator contents as blueprint resources plus alias groups by name."""
+def _split_items(items: Any, space: str) -> tuple[list[Any], list[list[list[str]]], list[Any]]:
+    """Allocator contents as blueprint resources, alias groups by name, and pipeline groups."""
     if items is None:
-        return [], []
+        return [], [], []
     if isinstance(items, _LayoutAllocator):
         groups = [[[a.name for a in phase] for phase in g] for g in items._alias_groups]
         grouped = [a for g in items._alias_groups for phase in g for a in phase]
         allocs = list(items._allocations) + [a for a in grouped if a not in items._allocations]
         out: list[Any] = [AllocationHolder(f"{space}-allocations", **{space: allocs})]
         out += [BarrierOnly(r) for r in getattr(items, "_barrier_resources", [])]
-        return out, groups
+        return out, groups, list(getattr(items, "_barrier_groups", []))
     out = []
     loose = []
     for item in items:
@@ -67,34 +67,36 @@ def _split_items(items: Any, space: str) -> tuple[list[Any], list[list[list[str]
                               f"pass TS resources, {space.capitalize()}Allocation objects or a {space} allocator")
     if loose:
         out.append(AllocationHolder(f"{space}-allocations", **{space: loose}))
-    return out, []
+    return out, [], []
 
 
 def blueprint_source(tasks: list[Any], graph: dict[Any, list[Any]], *, smem_allocations: Any,
                      tmem_allocations: Any, alias_groups: Any, smem_capacity_bytes: int | None,
-                     tmem_capacity_columns: int | None) -> Callable[[], Blueprint]:
+                     tmem_capacity_columns: int | None, dma_consumer_release_labels: dict | None = None,
+                     assume_pdl_wait_completed: bool = False) -> Callable[[], Blueprint]:
     """A function returning a fresh deep copy of the user's objects as a Blueprint."""
     if not isinstance(tasks, (list, tuple)) or not tasks:
         raise DesignError("input", "from_tasks", "tasks is empty", "pass the list of TS Task objects")
     if not isinstance(graph, dict):
         raise DesignError("input", "from_tasks", "resource_dependency_graph is not a dict",
                           "pass {downstream_resource: [upstream_resources]}")
-    smem, smem_groups = _split_items(smem_allocations, "smem")
-    tmem, tmem_groups = _split_items(tmem_allocations, "tmem")
+    smem, smem_groups, pipeline_groups = _split_items(smem_allocations, "smem")
+    tmem, tmem_groups, _ = _split_items(tmem_allocations, "tmem")
     if alias_groups is not None:
         smem_groups = [[[a if isinstance(a, str) else a.name for a in phase] for phase in g] for g in alias_groups]
-    bundle = (list(tasks), dict(graph), smem, tmem)
+    bundle = (list(tasks), dict(graph), smem, tmem, pipeline_groups, dma_consumer_release_labels)
     originals = {id(r) for task in tasks for r in (*task.src_resources, *task.dst_resources)}
 
     def source() -> Blueprint:
         memo: dict[int, Any] = {}
-        t, g, s, m = copy.deepcopy(bundle, memo)
+        t, g, s, m, pg, dma = copy.deepcopy(bundle, memo)
         ids = {old: id(memo[old]) for old in originals if old in memo}
         for task in t:
             _remap_resource_ids(task, ids)
         return Blueprint(tasks=t, graph=g, smem_resources=s, tmem_resources=m, alias_groups=smem_groups,
                          tmem_alias_groups=tmem_groups, smem_capacity_bytes=smem_capacity_bytes,
-                         tmem_capacity_columns=tmem_capacity_columns)
+                         tmem_capacity_columns=tmem_capacity_columns, pipeline_groups=pg,
+                         dma_consumer_release_labels=dma, assume_pdl_wait_completed=assume_pdl_wait_completed)
 
     source()  # fail now, not at the first check, if the objects cannot be copied
     return source

@@ -1,0 +1,69 @@
+"""``PATH.py::FUNCTION`` targets and the ``--arg`` syntax."""
+
+import argparse
+
+import cutlass
+import pytest
+from fixtures import ring_copy
+
+import tslab
+from tslab.capture_cli import add_arguments, capture_target, is_target, parse_arg, parse_args, parse_target
+
+
+def test_parse_target():
+    path, fn = parse_target(f"{ring_copy.__file__}::ring_copy")
+    assert path.name == "ring_copy.py" and fn == "ring_copy"
+    with pytest.raises(tslab.TslabError, match=r"expected PATH\.py::FUNCTION"):
+        parse_target("ring_copy.py")
+    with pytest.raises(tslab.TslabError, match="does not exist"):
+        parse_target("missing.py::host")
+    assert is_target("k.py::host") and not is_target("tma_copy")
+
+
+def test_parse_arg_values():
+    t = parse_arg("f16[1024,512]")
+    assert tuple(t.shape) == (1024, 512) and t.element_type is cutlass.Float16
+    assert tuple(parse_arg("f32[4,8]@colmajor").stride) == (1, 4)
+    assert parse_arg("stream") is not None
+    assert parse_arg("128") == 128 and parse_arg("2.5") == 2.5
+    assert parse_arg("true") is True and parse_arg("none") is None
+    assert parse_arg("(256,512)") == (256, 512)
+    assert parse_arg("'abc'") == "abc"
+    with pytest.raises(tslab.TslabError, match="not understood"):
+        parse_arg("f16(3)")
+
+
+def test_parse_args_keywords_last():
+    args, kwargs = parse_args(["f16[8]", "stages=3"])
+    assert len(args) == 1 and kwargs == {"stages": 3}
+    with pytest.raises(tslab.TslabError, match="put keywords last"):
+        parse_args(["stages=3", "f16[8]"])
+
+
+def test_add_arguments():
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    ns = parser.parse_args(["--arg", "f16[8,128]", "--arg", "stream", "--arch", "sm_100a"])
+    assert ns.arg == ["f16[8,128]", "stream"] and ns.arch == "sm_100a"
+
+
+def test_capture_target():
+    design = capture_target(f"{ring_copy.__file__}::ring_copy", ["f16[4,256]", "f16[4,256]", "2"])
+    assert design.kernel == "ring_copy"
+    assert tslab.check(design).ok
+
+
+def test_tslab_check_on_a_kernel_file(capsys):
+    from tslab.cli import main
+
+    code = main(["check", f"{ring_copy.__file__}::ring_copy", "--arg", "f16[4,256]", "--arg", "f16[4,256]",
+                 "--arg", "2"])
+    assert code == 0
+    assert "ring_copy: SAFE" in capsys.readouterr().out
+
+
+def test_tslab_check_on_a_missing_kernel_file_exits_2(capsys):
+    from tslab.cli import main
+
+    assert main(["check", "nowhere.py::host"]) == 2
+    assert "does not exist" in capsys.readouterr().err

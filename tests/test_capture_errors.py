@@ -1,0 +1,91 @@
+"""Every way a capture can fail says where and what to do, and leaves the caller's process as it was."""
+
+import os
+from pathlib import Path
+
+import pytest
+from cutlass.experimental.task_scheduling.task_manager import TaskManager
+from fixtures import broken, ring_copy
+
+import tslab
+from tslab import fake
+from tslab.capture import CaptureError, capture_all
+
+ORIGINAL_INIT = TaskManager.__init__
+
+
+def f16(*shape):
+    return fake.tensor("f16", shape)
+
+
+def test_no_task_manager():
+    with pytest.raises(tslab.TslabError, match="'no_task_manager': no TaskManager was built during the"):
+        tslab.capture(broken.no_task_manager, f16(64))
+
+
+def test_the_kernels_own_error_names_its_file_and_line():
+    lines = Path(broken.__file__).read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "the line a capture must name" in text)
+    with pytest.raises(tslab.TslabError, match=rf"broken\.py:{line} in failing_trace: ValueError: tile size"):
+        tslab.capture(broken.failing_trace, f16(64))
+
+
+def test_an_abort_becomes_an_error_and_the_caller_lives():
+    pid = os.getpid()
+    with pytest.raises(tslab.TslabError, match=r"SIGABRT.*this Python process is unaffected"):
+        tslab.capture(broken.aborting_trace, f16(64))
+    assert os.getpid() == pid
+    assert tslab.check(tslab.capture(ring_copy.ring_copy, f16(2, 128), f16(2, 128), 2)).ok
+
+
+def test_a_blackwell_kernel_traced_for_hopper_suggests_sm100a():
+    with pytest.raises(tslab.TslabError, match=r"Blackwell-only.*TmaUmma; capture it with arch=\"sm_100a\""):
+        tslab.capture(broken.blackwell_only, f16(4, 256), f16(4, 256))
+
+
+def test_a_resource_class_local_to_a_function_is_named():
+    with pytest.raises(CaptureError, match=r"'_local_parts\.<locals>\.LocalSink' is defined inside a function"):
+        tslab.capture(broken.local_resource_class, f16(64))
+
+
+def test_bad_arch_name():
+    with pytest.raises(tslab.TslabError, match=r"arch='hopper' is not a GPU architecture name; use 'sm_90a'"):
+        tslab.capture(broken.no_task_manager, f16(64), arch="hopper")
+
+
+def test_not_callable():
+    with pytest.raises(tslab.TslabError, match="is not callable"):
+        tslab.capture("ring_copy")
+
+
+def test_missing_file_and_function():
+    with pytest.raises(tslab.TslabError, match="does not exist"):
+        tslab.capture_file("no/such/kernel.py", "host")
+    with pytest.raises(tslab.TslabError, match="has no function 'ring_cpy'; did you mean 'ring_copy'"):
+        tslab.capture_file(ring_copy.__file__, "ring_cpy")
+
+
+def test_a_file_that_fails_to_import_names_its_line(tmp_path):
+    bad = tmp_path / "bad_kernel.py"
+    bad.write_text("import cutlass\n\nTILE = 128 // 0\n")
+    with pytest.raises(tslab.TslabError, match=r"importing it failed at .*bad_kernel\.py:3 .*ZeroDivision"):
+        tslab.capture_file(bad, "host")
+
+
+def test_a_trace_failing_after_the_task_manager_keeps_what_was_built():
+    with pytest.raises(CaptureError, match="Blackwell-only") as info:
+        tslab.capture(broken.blackwell_only, f16(4, 256), f16(4, 256))
+    assert info.value.result is not None
+    assert info.value.result.design.tasks() == ["FillTask", "DrainTask", "IdleTask"]
+    with pytest.raises(CaptureError) as info:
+        tslab.capture(broken.no_task_manager, f16(64))
+    assert info.value.result is None
+
+
+def test_nothing_is_left_patched():
+    assert TaskManager.__init__ is ORIGINAL_INIT
+    capture_all(ring_copy.ring_copy, f16(2, 128), f16(2, 128), 2)
+    assert TaskManager.__init__ is ORIGINAL_INIT
+    with pytest.raises(tslab.TslabError):
+        tslab.capture(broken.failing_trace, f16(64))
+    assert TaskManager.__init__ is ORIGINAL_INIT

@@ -1,0 +1,216 @@
+"""Open an existing TS kernel in tslab: capture its design from a compile trace on the CPU.
+
+``capture(host_fn, *args)`` runs ``cute.compile(host_fn, *args, options="--gpu-arch <arch>")`` in a forked
+worker process with its output captured. While the trace runs, ``TaskManager.__init__`` is wrapped (in the
+worker only, and restored afterwards) to copy what each TaskManager is given: tasks, dependency graph,
+allocators and capacities. The copies come back without their DSL values (see :mod:`tslab._snapshot`) and
+become a :class:`~tslab.core.design.Design` that :func:`tslab.check` verifies with TS's own TaskManager
+and checker. A crash of the trace (an MLIR abort) ends the worker, never the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import importlib.util
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import _snapshot
+from ._capture_errors import crash_error, trace_error, user_frame
+from ._recorder import read_spill, record_trace
+from ._ts_report import SECTIONS, sections
+from ._worker import ChildOutcome, error_record, run_in_child
+from .core.check import check
+from .core.design import Design
+from .core.verdict import Verdict
+from .errors import TslabError
+
+
+class CaptureError(TslabError):
+    """A capture that failed; ``result`` holds the TaskManagers built before the failure, if any."""
+
+    def __init__(self, message: str, result: CaptureResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass
+class CapturedManager:
+    """One TaskManager built during the trace: its design and what TS printed while building it."""
+
+    design: Design
+    report: str
+    options: dict[str, Any]
+    traced_values: list[str]
+    ts_error: str | None = None
+
+    def agreement(self, verdict: Verdict | None = None) -> dict[str, bool]:
+        """Per section TS printed during the trace (schedule, smem, checker): does a re-check print the same?
+
+        Empty when the kernel's TaskManager printed nothing (``verbose=False``).
+        """
+        verdict = verdict if verdict is not None else check(self.design)
+        ours, traced = sections(verdict.report), sections(self.report)
+        return {name: ours[name] == traced[name] for name in SECTIONS if traced[name]}
+
+
+@dataclass
+class CaptureResult:
+    """Everything a capture found: a design per TaskManager, in construction order, and the trace's output."""
+
+    managers: list[CapturedManager]
+    report: str
+    arch: str
+    stderr: str = ""
+
+    @property
+    def designs(self) -> list[Design]:
+        return [m.design for m in self.managers]
+
+    @property
+    def design(self) -> Design:
+        """The design of the first TaskManager built during the trace."""
+        return self.managers[0].design
+
+    def __repr__(self) -> str:
+        names = ", ".join(d.kernel for d in self.designs)
+        return f"CaptureResult(arch={self.arch!r}, designs=[{names}])"
+
+    def text(self) -> str:
+        """One line per captured TaskManager: its tasks, and whether TS rejected it."""
+        lines = [f"captured for {self.arch}: {len(self.managers)} TaskManager(s)"]
+        for m in self.managers:
+            rejected = f"; TS rejected it: {m.ts_error.splitlines()[0]}" if m.ts_error else ""
+            lines.append(f"  {m.design.kernel}: tasks {', '.join(m.design.tasks())}{rejected}")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        items = "".join(f"<li>{html.escape(line.strip())}</li>" for line in self.text().splitlines()[1:])
+        head = html.escape(self.text().splitlines()[0])
+        return {"text/plain": self.text(), "text/html": f"<div class='tslab-capture'>{head}<ul>{items}</ul></div>"}
+
+
+def capture(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeout: float = 600.0,
+            name: str | None = None, **kwargs: Any) -> Design:
+    """The design of the first TaskManager that tracing ``host_fn(*args, **kwargs)`` for ``arch`` builds.
+
+    ``args`` are what ``cute.compile`` takes: fake tensors and streams from :mod:`tslab.fake` work without
+    a GPU. Raises :class:`CaptureError` when the trace fails or builds no TaskManager; when TS itself rejects
+    a TaskManager during the trace, the design is still returned so that ``tslab.check`` can show why.
+    """
+    return capture_all(host_fn, *args, arch=arch, timeout=timeout, name=name, **kwargs).design
+
+
+def capture_all(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeout: float = 600.0,
+                name: str | None = None, **kwargs: Any) -> CaptureResult:
+    """Every TaskManager built while tracing ``host_fn(*args, **kwargs)`` for ``arch``, as designs."""
+    if not callable(host_fn):
+        raise TslabError(f"capture: host_fn={host_fn!r} is not callable; pass the @cute.jit host function")
+    _check_arch(arch)
+    label = name or getattr(host_fn, "__qualname__", None) or getattr(host_fn, "__name__", "kernel")
+    with tempfile.TemporaryDirectory(prefix="tslab-trace-") as spill:
+        outcome = run_in_child(lambda: record_trace(host_fn, args, kwargs, arch, spill), timeout=timeout)
+        spilled = read_spill(spill)
+    return _result(outcome, spilled, label, arch)
+
+
+def capture_file(path: str | os.PathLike[str], function: str, *args: Any, arch: str = "sm_90a",
+                 timeout: float = 600.0, **kwargs: Any) -> Design:
+    """Import the kernel file at ``path`` and capture the design of its host function ``function``."""
+    return capture_file_all(path, function, *args, arch=arch, timeout=timeout, **kwargs).design
+
+
+def capture_file_all(path: str | os.PathLike[str], function: str, *args: Any, arch: str = "sm_90a",
+                     timeout: float = 600.0, **kwargs: Any) -> CaptureResult:
+    """Like :func:`capture_file`, returning every TaskManager's design (:class:`CaptureResult`)."""
+    module = import_kernel_file(path)
+    host_fn = getattr(module, function, None)
+    if host_fn is None:
+        found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
+                       and getattr(v, "__module__", None) == module.__name__)
+        from .errors import did_you_mean
+
+        hint = did_you_mean(function, found)
+        raise TslabError(f"kernel file '{path}': has no function '{function}'; {hint}")
+    return capture_all(host_fn, *args, arch=arch, timeout=timeout, name=function, **kwargs)
+
+
+def import_kernel_file(path: str | os.PathLike[str]) -> Any:
+    """Import a kernel file by path (once per file content), with ``torch`` stood in for when absent."""
+    file = Path(path).expanduser().resolve()
+    if not file.is_file():
+        raise TslabError(f"kernel file '{path}': does not exist; pass the path of a .py file")
+    digest = hashlib.sha1(file.read_bytes()).hexdigest()[:10]
+    stem = re.sub(r"\W", "_", file.stem)
+    mod_name = f"tslab_kernel_{stem}_{digest}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    from .fake import torch_stand_in
+
+    spec = importlib.util.spec_from_file_location(mod_name, file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    try:
+        with torch_stand_in():
+            spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[mod_name]
+        where = user_frame(error_record(exc)["frames"], str(file))
+        raise TslabError(f"kernel file '{path}': importing it failed{where}: "
+                         f"{type(exc).__name__}: {exc}") from None
+    return module
+
+
+def _check_arch(arch: str) -> None:
+    if not isinstance(arch, str) or not re.fullmatch(r"sm_\d{2,3}[a-z]?", arch):
+        raise TslabError(f"capture: arch={arch!r} is not a GPU architecture name; use 'sm_90a' (Hopper) or "
+                         "'sm_100a' (Blackwell)")
+
+
+def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str) -> CaptureResult:
+    error = outcome.error or (outcome.value or {}).get("error")
+    ts_failed = any("ts_error" in e for e in entries)
+    if outcome.crashed or (error is not None and not ts_failed):
+        try:
+            partial = _build(outcome, entries, label, arch) if entries else None
+        except TslabError:
+            partial = None
+        failure = crash_error(outcome, entries, label, arch) if outcome.crashed else \
+            trace_error(error, entries, label, arch, outcome.stderr)
+        raise CaptureError(str(failure), partial)
+    if not entries:
+        raise CaptureError(f"capture of '{label}': no TaskManager was built during the trace; capture opens "
+                           "TS kernels: the host function must launch a kernel that constructs a TaskManager")
+    return _build(outcome, entries, label, arch)
+
+
+def _build(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str) -> CaptureResult:
+    out_bytes = outcome.stdout.encode()
+    managers = []
+    for i, entry in enumerate(entries):
+        if "dump_error" in entry:
+            raise CaptureError(f"capture of '{label}': TaskManager {i}: {entry['dump_error']}")
+        bundle = _snapshot.load(entry["bundle"])
+        report = out_bytes[entry["start"]:entry.get("end", len(out_bytes))].decode(errors="replace")
+        design_name = label if len(entries) == 1 else f"{label}[{i}]"
+        design = Design.from_tasks(bundle["tasks"], bundle["graph"],
+                                   smem_allocations=bundle["smem_allocator"],
+                                   tmem_allocations=bundle["tmem_allocator"],
+                                   smem_capacity_bytes=bundle["smem_capacity_bytes"],
+                                   tmem_capacity_columns=bundle["tmem_capacity_columns"],
+                                   dma_consumer_release_labels=bundle["dma_consumer_release_labels"],
+                                   assume_pdl_wait_completed=bundle["assume_pdl_wait_completed"],
+                                   name=design_name)
+        managers.append(CapturedManager(design, report, entry["options"], entry.get("traced_values", []),
+                                        entry.get("ts_error")))
+    return CaptureResult(managers, outcome.stdout, arch, stderr=outcome.stderr)
+
+

@@ -1,0 +1,108 @@
+"""Command-line side of capture: ``tslab check path/to/kernel.py::host_fn --arg f16[1024,1024] --arg stream``.
+
+Argument syntax (one ``--arg`` per positional argument of the host function, in order; ``name=VALUE`` for a
+keyword argument)::
+
+    f16[1024,1024]     a fake tensor: dtype (f16, bf16, f32, i32, u8, ... see tslab.fake.DTYPES) and shape
+    f16[1024,1024]@colmajor   the same, column-major (first mode contiguous)
+    stream             a fake CUDA stream
+    128  2.5  true  none       an int, a float, a bool, None
+    (256,512)          a tuple of ints
+    'text'             a string
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+from .errors import TslabError
+
+_TENSOR = re.compile(r"^(?P<dtype>[A-Za-z][\w]*)\[(?P<shape>[\d\s,]+)\](?:@(?P<order>rowmajor|colmajor))?$")
+_KEYWORD = re.compile(r"^(?P<name>[A-Za-z_]\w*)=(?P<value>.+)$")
+
+
+def parse_target(target: str) -> tuple[Path, str]:
+    """``"path/to/kernel.py::host_fn"`` -> (path, function name); checks that the file exists."""
+    path, sep, function = str(target).rpartition("::")
+    if not sep or not path or not function.isidentifier():
+        raise TslabError(f"target '{target}': expected PATH.py::FUNCTION, e.g. kernels/copy.py::copy_host")
+    file = Path(path)
+    if file.suffix != ".py":
+        raise TslabError(f"target '{target}': '{path}' is not a .py file; name the kernel's Python file")
+    if not file.is_file():
+        raise TslabError(f"target '{target}': file '{path}' does not exist")
+    return file, function
+
+
+def parse_arg(text: str) -> Any:
+    """One argument in the syntax above -> the value to pass (fake tensors and streams from tslab.fake)."""
+    from . import fake
+
+    spec = text.strip()
+    match = _TENSOR.match(spec)
+    if match and match["dtype"].lower() not in ("none", "true", "false"):
+        shape = tuple(int(d) for d in match["shape"].split(",") if d.strip())
+        order = tuple(range(len(shape))) if match["order"] == "colmajor" else None
+        return fake.tensor(match["dtype"], shape, stride_order=order)
+    lowered = spec.lower()
+    if lowered == "stream":
+        return fake.stream()
+    if lowered in ("true", "false", "none"):
+        return {"true": True, "false": False, "none": None}[lowered]
+    try:
+        value = ast.literal_eval(spec)
+    except (ValueError, SyntaxError):
+        raise TslabError(f"--arg '{text}': not understood; use a tensor like f16[1024,1024], 'stream', "
+                         "a number, true/false/none, a tuple like (256,512) or a quoted string") from None
+    if isinstance(value, (int, float, str, tuple)):
+        return value
+    raise TslabError(f"--arg '{text}': a {type(value).__name__} is not supported; "
+                     "use a number, tuple or string")
+
+
+def parse_args(specs: list[str] | tuple[str, ...]) -> tuple[list[Any], dict[str, Any]]:
+    """Every ``--arg`` value -> (positional args, keyword args); ``name=VALUE`` makes a keyword argument."""
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for spec in specs:
+        match = _KEYWORD.match(spec.strip())
+        if match and not _TENSOR.match(spec.strip()):
+            kwargs[match["name"]] = parse_arg(match["value"])
+        elif kwargs:
+            raise TslabError(f"--arg '{spec}': a positional argument after a keyword argument; "
+                             "put keywords last")
+        else:
+            args.append(parse_arg(spec))
+    return args, kwargs
+
+
+def capture_target_all(target: str, specs: list[str] | tuple[str, ...] = (), *, arch: str = "sm_90a",
+                       timeout: float = 600.0) -> Any:
+    """Every TaskManager of ``target`` (``PATH.py::FUNCTION``) traced with ``specs``: a CaptureResult."""
+    from .capture import capture_file_all
+
+    path, function = parse_target(target)
+    args, kwargs = parse_args(specs)
+    return capture_file_all(path, function, *args, arch=arch, timeout=timeout, **kwargs)
+
+
+def capture_target(target: str, specs: list[str] | tuple[str, ...] = (), *, arch: str = "sm_90a",
+                   timeout: float = 600.0) -> Any:
+    """The Design of the first TaskManager of ``target`` (``PATH.py::FUNCTION``) traced with ``specs``."""
+    return capture_target_all(target, specs, arch=arch, timeout=timeout).design
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--arg`` (repeatable) and ``--arch`` to a subcommand taking a ``PATH.py::FUNCTION`` target."""
+    parser.add_argument("--arg", action="append", default=[], metavar="SPEC",
+                        help="a host function argument: f16[1024,1024], stream, 128, (256,512), name=VALUE")
+    parser.add_argument("--arch", default="sm_90a", help="GPU architecture to trace for (sm_90a, sm_100a)")
+
+
+def is_target(text: str) -> bool:
+    """Whether a command-line word names a kernel file target rather than a catalog design."""
+    return "::" in text and text.split("::", 1)[0].endswith(".py")
