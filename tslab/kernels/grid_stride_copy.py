@@ -5,18 +5,23 @@ Resource/task flow (warps in brackets)::
     GmemSource --CopyTask [warps 0..W-1]: load vector -> store vector--> GmemSink
 
 Resources:
-    GmemSource  the input tensor (consumer work ``load``)
-    GmemSink    the output tensor (producer work ``store``)
+    GmemSource  the input tensor seen as 16-byte vectors (consumer work ``load``)
+    GmemSink    the output tensor seen the same way (producer work ``store``)
 Tasks:
-    CopyTask    every thread copies ``vector_bytes`` per access, striding over the grid
+    CopyTask    every thread copies ``unroll`` vectors of ``vector_bytes`` per trip (all loads issued
+                before the first store), striding over the whole grid
+
+The CPU design checks ``iterations`` loop trips; the GPU kernel runs as many trips as the tensor needs
+(``ceil(vectors / (grid * threads * unroll))``), with ``ctas_per_sm`` blocks per multiprocessor (more than
+fit at once: 128 gives 4 trips at 512 MiB, measured faster than a resident-only grid: benchmarks/NOTES.md).
 """
 
-from __future__ import annotations
-
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import cutlass
+from cuda.bindings import driver as cuda_driver
 from cutlass import cute
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
@@ -33,54 +38,113 @@ from ..core.blueprint import Blueprint
 NAME = "grid_stride_copy"
 SUMMARY = "grid-stride GMEM -> GMEM copy, one task, vectorised accesses"
 PARAMS: dict[str, Any] = {"warps": 4, "iterations": 4, "vector_bytes": 16}
+#: GPU launch options (not part of the TS design): blocks per multiprocessor, vectors per thread per trip.
+LAUNCH: dict[str, Any] = {"ctas_per_sm": 128, "unroll": 4}
+#: Problem the GPU path compiles for when none is given: 512 MiB of int16 (elements, dtype name).
+DEFAULT_SHAPE: tuple[int, ...] = (256 * 1024 * 1024,)
+DEFAULT_DTYPE = "int16"
 
 
 @dataclass(kw_only=True)
 class GmemSource(MemoryResource):
-    """The input tensor; each ``load`` reads one element (a vector) per thread."""
+    """The input tensor as ``(vector, vectors)``; each ``load`` reads ``unroll`` vectors per thread."""
 
     src: Any = field(default=None)
+    vec: cutlass.Constexpr[int] = 8
+    unroll: cutlass.Constexpr[int] = 1
+    dtype: cutlass.Constexpr[Any] = field(default=cutlass.Int16)
     value: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
 
     def __post_init__(self) -> None:
-        self.value = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0),
-                                       docs="the element this thread copies in this iteration")
+        vec, unroll, dtype = self.vec, self.unroll, self.dtype
+        self.value = TaskLocalVariable(
+            dtype=cute.TensorSSA,
+            default_factory=lambda: _zeros(vec, unroll, dtype),
+            docs="the vectors this thread copies in this iteration",
+        )
 
     @consumer_work(returns=value)
     @cute.jit
-    def load(self, stage_info: StageInfo) -> cutlass.Int32:
-        tid, _, _ = cute.arch.thread_idx()
-        return self.src[stage_info.loop_offset + tid]
+    def load(self, stage_info: StageInfo) -> cute.TensorSSA:
+        last = cute.size(self.src, mode=[1]) - 1
+        regs = cute.make_rmem_tensor((self.vec, self.unroll), self.dtype)
+        for j in cutlass.range_constexpr(self.unroll):
+            # Clamped at the tail: the store skips those vectors.
+            index = cutlass.min(_vector_index(stage_info.loop_offset, j, self.unroll), last)
+            regs[None, j].store(self.src[None, index].load())
+        return regs.load()
 
 
 @dataclass(kw_only=True)
 class GmemSink(MemoryResource):
-    """The output tensor; each ``store`` writes one element (a vector) per thread."""
+    """The output tensor as ``(vector, vectors)``; each ``store`` writes one vector per thread."""
 
     dst: Any = field(default=None)
+    unroll: cutlass.Constexpr[int] = 1
 
     @producer_work
     @cute.jit
-    def store(self, stage_info: StageInfo, *, value: cutlass.Int32) -> None:
-        tid, _, _ = cute.arch.thread_idx()
-        self.dst[stage_info.loop_offset + tid] = value
+    def store(self, stage_info: StageInfo, *, value: cute.TensorSSA) -> None:
+        regs = cute.make_rmem_tensor(value.shape, value.dtype)
+        regs.store(value)
+        for j in cutlass.range_constexpr(self.unroll):
+            index = _vector_index(stage_info.loop_offset, j, self.unroll)
+            if index < cute.size(self.dst, mode=[1]):
+                self.dst[None, index].store(regs[None, j].load())
+
+
+@cute.jit
+def _vector_index(offset: cutlass.Int32, j: cutlass.Constexpr, unroll: cutlass.Constexpr) -> cutlass.Int32:
+    """Vector ``j`` of this thread in the trip starting at ``offset``: coalesced across the grid."""
+    tid, _, _ = cute.arch.thread_idx()
+    bid, _, _ = cute.arch.block_idx()
+    bdim, _, _ = cute.arch.block_dim()
+    grid, _, _ = cute.arch.grid_dim()
+    return offset + (j * grid + bid) * bdim + tid
+
+
+def _zeros(vec: int, unroll: int, dtype: Any) -> Any:
+    return cute.full((vec, unroll), 0, dtype)
+
+
+def make_tasks(
+    warps: int,
+    trips: int,
+    stride: int,
+    *,
+    src: Any = None,
+    dst: Any = None,
+    vec: int = 8,
+    unroll: int = 1,
+    dtype: Any = cutlass.Int16,
+) -> Blueprint:
+    """Resources and the copy task: ``trips`` iterations, each advancing ``stride`` vectors.
+
+    Shared by :func:`build` (CPU check, ``stride`` = one block) and the GPU kernel (``stride`` = the grid).
+    """
+    source = GmemSource(name="gmem_in", src=src, vec=vec, unroll=unroll, dtype=dtype)
+    sink = GmemSink(name="gmem_out", dst=dst, unroll=unroll)
+
+    @schedule
+    def copy_schedule(source: MemoryResource, sink: MemoryResource) -> None:
+        with domain_loop(0, trips * stride, stride):
+            value = source.load()
+            sink.store(value=value)
+
+    task = Task(
+        name="CopyTask",
+        src_resources=[source],
+        dst_resources=[sink],
+        warp_idx=0,
+        num_warps=warps,
+        schedule=copy_schedule(source, sink),
+    )
+    return Blueprint(tasks=[task], graph={sink: [source]})
 
 
 def build(warps: int = 4, iterations: int = 4, vector_bytes: int = 16) -> Blueprint:
     """Fresh TS objects of the grid-stride copy (``iterations`` loop trips checked)."""
-    src = GmemSource(name="gmem_in")
-    dst = GmemSink(name="gmem_out")
-    threads = warps * 32
-
-    @schedule
-    def copy_schedule(src: MemoryResource, dst: MemoryResource) -> None:
-        with domain_loop(0, iterations * threads, threads):
-            value = src.load()
-            dst.store(value=value)
-
-    task = Task(name="CopyTask", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=warps,
-                schedule=copy_schedule(src, dst))
-    return Blueprint(tasks=[task], graph={dst: [src]})
+    return make_tasks(warps, iterations, warps * 32, vec=max(1, vector_bytes // 2))
 
 
 def design(**params: Any):
@@ -88,3 +152,72 @@ def design(**params: Any):
     from ..core.design import Design
 
     return Design(NAME, params)
+
+
+# -- GPU ---------------------------------------------------------------------------------------------------
+
+
+@cute.kernel
+def _copy_kernel(
+    src: cute.Tensor,
+    dst: cute.Tensor,
+    warps: cutlass.Constexpr,
+    trips: cutlass.Constexpr,
+    stride: cutlass.Constexpr,
+    vec: cutlass.Constexpr,
+    unroll: cutlass.Constexpr,
+    pipelines: cutlass.Constexpr,
+) -> None:
+    from cutlass.experimental.task_scheduling.task_manager import TaskManager
+
+    from ..core.blueprint import apply_pipeline
+
+    bp = make_tasks(warps, trips, stride, src=src, dst=dst, vec=vec, unroll=unroll, dtype=src.element_type)
+    for name, fields in pipelines:
+        apply_pipeline(bp, name, dict(fields))
+    manager = TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, verbose=False)
+    manager.setup_resources_and_tasks()
+    manager.run()
+
+
+@cute.jit
+def launch(
+    src: cute.Tensor,
+    dst: cute.Tensor,
+    stream: cuda_driver.CUstream,
+    warps: cutlass.Constexpr,
+    ctas_per_sm: cutlass.Constexpr,
+    sms: cutlass.Constexpr,
+    vector_bytes: cutlass.Constexpr,
+    unroll: cutlass.Constexpr = 1,
+    pipelines: cutlass.Constexpr = (),
+) -> None:
+    """Host entry: copy ``src`` into ``dst`` (same flat shape) with a grid of ``sms * ctas_per_sm`` blocks."""
+    vec = vector_bytes * 8 // src.element_type.width
+    src_v = cute.zipped_divide(src, (vec,))
+    dst_v = cute.zipped_divide(dst, (vec,))
+    vectors = cute.size(src_v, mode=[1])
+    threads = warps * 32
+    grid = min(sms * ctas_per_sm, (vectors + threads * unroll - 1) // (threads * unroll))
+    stride = grid * threads * unroll
+    trips = (vectors + stride - 1) // stride
+    _copy_kernel(src_v, dst_v, warps, trips, stride, vec, unroll, pipelines).launch(
+        grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream
+    )
+
+
+def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
+    """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(src, dst, stream)``."""
+    return (params["warps"], launch_options["ctas_per_sm"], sms, params["vector_bytes"], launch_options["unroll"],
+            pipelines)
+
+
+def run(src: Any, dst: Any, *, stream: Any = None, **options: Any) -> None:
+    """Copy torch tensor ``src`` into ``dst`` (same shape and dtype, whole 16-byte vectors) on the GPU.
+
+    ``options``: design parameters (``warps``, ``vector_bytes``) and launch options (``ctas_per_sm``,
+    ``unroll``); compiled once per shape, dtype and options.
+    """
+    from ._torch_run import run_copy
+
+    run_copy(sys.modules[__name__], src, dst, stream, options, flatten=True)

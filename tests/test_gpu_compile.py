@@ -1,0 +1,79 @@
+"""Compile-only for sm_90a on a machine without a GPU: artifacts, resource report, refusals."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+import tslab.gpu as gpu
+from tslab.gpu.device import arch_name
+from tslab.kernels import grid_stride_copy, tma_copy
+
+
+@pytest.fixture(scope="module")
+def tma_kernel():
+    return gpu.compile(tma_copy.design(), arch="sm_90a")
+
+
+def test_tma_copy_ptx_uses_tma_loads_and_stores_without_spills(tma_kernel):
+    ptx = tma_kernel.ptx
+    assert ".target sm_90a" in ptx
+    assert "cp.async.bulk.tensor.2d.shared::cta.global" in ptx  # TMA load into the ring
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in ptx  # TMA store from the ring
+    assert tma_kernel.spills == 0 and tma_kernel.stack_frame == 0
+    assert tma_kernel.registers and tma_kernel.registers > 0
+    assert tma_kernel.cubin[:4] == b"\x7fELF"
+    assert tma_kernel.verdict.status == "SAFE"
+    assert tma_kernel.smem_bytes == 4 * 64 * 128 * 2 + tma_kernel.verdict.barrier_bytes
+
+
+def test_grid_stride_copy_uses_16_byte_accesses():
+    k = gpu.compile(grid_stride_copy.design(), arch="sm_90a", shape=(1 << 20,))
+    assert "ld.global.v4.b32" in k.ptx and "st.global.v4.b32" in k.ptx
+    assert k.spills == 0
+
+
+def test_pipeline_edit_reaches_the_kernel():
+    k = gpu.compile(
+        tma_copy.design().with_pipeline("smem_ring", num_stages=2), arch="sm_90a", shape=(512, 512)
+    )
+    inits = [line for line in k.ptx.splitlines() if "mbarrier.init" in line]
+    assert len(inits) == 4  # full + empty barrier per stage: 2 stages, not the default 4
+    assert "+32776]" in k.ptx  # the barriers sit right after 2 x 16 KiB of ring
+    assert k.smem_bytes == 2 * 64 * 128 * 2 + k.verdict.barrier_bytes
+
+
+def test_unsafe_design_is_refused_with_the_verdict():
+    too_big = tma_copy.design(stages=4, tile_rows=128, tile_cols=256)  # 4 x 64 KiB > 227 KiB
+    with pytest.raises(gpu.UnsafeDesignError, match="CAPACITY") as info:
+        gpu.compile(too_big, arch="sm_90a")
+    assert info.value.verdict.errors
+
+
+def test_gemm_sm90_is_refused_with_a_clear_error():
+    with pytest.raises(
+        gpu.UnsupportedKernelError, match="warpgroup-MMA work methods arrive with a later GPU issue"
+    ):
+        gpu.compile(SimpleNamespace(kernel="gemm_sm90"), arch="sm_90a")
+
+
+def test_launch_options_are_checked():
+    with pytest.raises(gpu.UnsupportedKernelError, match="did you mean 'ctas_per_sm'"):
+        gpu.compile(tma_copy.design(), arch="sm_90a", launch={"ctas_per_smm": 1})
+
+
+def test_bad_shape_is_refused_before_compiling():
+    with pytest.raises(gpu.UnsupportedKernelError, match="16 bytes"):
+        gpu.compile(tma_copy.design(), arch="sm_90a", shape=(64, 100 + 1))
+
+
+@pytest.mark.skipif(gpu.device() is not None, reason="a GPU is here, so the arch has a default")
+def test_compile_without_gpu_needs_an_arch():
+    with pytest.raises(gpu.NoGpuError, match="arch='sm_90a'"):
+        gpu.compile(tma_copy.design())
+
+
+def test_arch_names():
+    assert arch_name(9, 0) == "sm_90a"
+    assert arch_name(8, 6) == "sm_86"

@@ -1,0 +1,94 @@
+"""Export without a GPU: the package loads in a fresh process, without tslab and without compiling."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tslab.gpu.cli import add_export_arguments, export_command
+from tslab.gpu.errors import GpuError
+
+LOADER = textwrap.dedent("""
+    import importlib.abc, sys, time
+    class NoTslab(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "tslab" or name.startswith("tslab."):
+                raise ImportError("tslab is not installed here")
+    sys.meta_path.insert(0, NoTslab())
+    sys.path.insert(0, sys.argv[1])
+    started = time.perf_counter()
+    import {name} as kernel
+    fn = kernel.load()
+    print(kernel.ARCH, kernel.SHAPE, kernel.DTYPE, type(fn).__name__, "tslab" in sys.modules,
+          round(time.perf_counter() - started, 2))
+""")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    import argparse
+
+    out = tmp_path_factory.mktemp("exports") / "tma_copy_sm90"
+    args = add_export_arguments(argparse.ArgumentParser()).parse_args(
+        ["tma_copy", "--arch", "sm_90a", "-o", str(out), "--shape", "1024x2048", "--param", "stages=2"]
+    )
+    assert export_command(args) == 0
+    return out
+
+
+def test_package_files(exported):
+    names = {p.name for p in exported.iterdir()}
+    assert {"__init__.py", "kernel.o", "kernel.h", "design.json", "VERDICT.txt", "test_kernel.py"} <= names
+    meta = json.loads((exported / "design.json").read_text())
+    assert (
+        meta["arch"] == "sm_90a" and meta["shape"] == [1024, 2048] and meta["design"]["params"]["stages"] == 2
+    )
+    assert "SAFE" in (exported / "VERDICT.txt").read_text()
+
+
+def test_loads_in_a_fresh_process_without_tslab(exported):
+    code = LOADER.format(name=exported.name)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(exported.parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    arch, *_, has_tslab, _seconds = out.stdout.split()
+    assert arch == "sm_90a" and has_tslab == "False"
+
+
+def test_exported_test_file_runs(exported):
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(exported)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        cwd=exported.parent,
+    )
+    assert out.returncode == 0, out.stdout[-2000:]
+
+
+def test_existing_folder_is_not_overwritten(exported):
+    from tslab.gpu.export import export
+    from tslab.kernels import tma_copy
+
+    with pytest.raises(GpuError, match="exists"):
+        export(tma_copy.design(), exported)
+
+
+def test_gemm_is_refused_by_the_cli(tmp_path, capsys):
+    import argparse
+
+    args = add_export_arguments(argparse.ArgumentParser()).parse_args(
+        ["gemm_sm90", "-o", str(tmp_path / "g")]
+    )
+    assert export_command(args) == 1
+    assert "warpgroup-MMA" in capsys.readouterr().err

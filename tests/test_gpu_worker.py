@@ -1,0 +1,33 @@
+"""The worker process: aborts and hangs become tslab errors and the caller lives on."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tslab.errors import TslabError
+from tslab.gpu.errors import CompileError, WorkerCrashedError, WorkerTimeoutError
+from tslab.gpu.worker import run_job
+
+
+def test_an_aborting_job_raises_and_the_parent_lives():
+    with pytest.raises(WorkerCrashedError, match="SIGABRT") as info:
+        run_job("tslab.gpu.worker:abort_for_test", {}, what="deliberate abort")
+    assert isinstance(info.value, TslabError)
+    assert "deliberate abort" in str(info.value)
+    assert os.getpid() > 0  # still here
+
+
+def test_a_hanging_job_is_stopped():
+    with pytest.raises(WorkerTimeoutError, match="ran past 2 s"):
+        run_job("tslab.gpu.worker:hang_for_test", {"seconds": 60}, timeout=2, what="sleeper")
+
+
+def test_an_exception_in_the_job_is_reported_with_its_traceback():
+    with pytest.raises(CompileError, match="JSONDecodeError"):
+        run_job("json:loads", {"s": "{"}, what="parse")
+
+
+def test_a_result_comes_back():
+    assert run_job("os.path:basename", {"p": "a/b.txt"}) == "b.txt"

@@ -1,0 +1,34 @@
+"""The GPU path: find the device, compile designs, run and check them, time them, export them."""
+
+from .bench import BenchResult, bench
+from .compile import CompiledKernel, compile
+from .device import DeviceInfo, device
+from .errors import (
+    CheckFailedError,
+    CompileError,
+    GpuError,
+    NoGpuError,
+    UnsafeDesignError,
+    UnsupportedKernelError,
+    WorkerCrashedError,
+    WorkerTimeoutError,
+)
+from .export import export
+
+__all__ = [
+    "BenchResult",
+    "CheckFailedError",
+    "CompileError",
+    "CompiledKernel",
+    "DeviceInfo",
+    "GpuError",
+    "NoGpuError",
+    "UnsafeDesignError",
+    "UnsupportedKernelError",
+    "WorkerCrashedError",
+    "WorkerTimeoutError",
+    "bench",
+    "compile",
+    "device",
+    "export",
+]

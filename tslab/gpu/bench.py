@@ -1,0 +1,115 @@
+"""``bench``: time kernels against torch's copy of the same tensors, cold L2, in a worker process."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .targets import Target, resolve
+from .worker import run_job
+
+
+def _quantile(values: list[float], q: float) -> float:
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=10, method="inclusive")[round(q * 10) - 1]
+
+
+class BenchResult:
+    """One row per kernel and size: median and p10/p90 of the repeats, GB/s, the ratio to torch."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.raw = rows
+        self.table = pd.DataFrame([self._row(r) for r in rows])
+        if not self.table.empty and self.table["torch_gbps"].notna().any():
+            self.table["frac_peak"] = self.table["gbps"] / self.table["torch_gbps"].max()
+
+    @staticmethod
+    def _row(r: dict[str, Any]) -> dict[str, Any]:
+        k = r["kernel_us"]
+        med = statistics.median(k)
+        row = {
+            "kernel": r["kernel"],
+            "shape": "x".join(map(str, r["shape"])),
+            "dtype": r["dtype"],
+            "params": ",".join(f"{a}={b}" for a, b in {**r["params"], **r["launch"]}.items()),
+            "bytes": r["bytes"],
+            "graphs": r["graphs"],
+            "median_us": med,
+            "p10_us": _quantile(k, 0.1),
+            "p90_us": _quantile(k, 0.9),
+            "gbps": r["bytes"] / med / 1e3,
+            "torch_us": None,
+            "torch_gbps": None,
+            "ratio": None,
+            "rel_error": r["rel_error"],
+            "repeats": len(k),
+            "workspaces": r["workspaces"],
+        }
+        if r["torch_us"]:
+            t = statistics.median(r["torch_us"])
+            row.update(torch_us=t, torch_gbps=r["bytes"] / t / 1e3, ratio=t / med)
+        return row
+
+    @classmethod
+    def load(cls, path: str | Path) -> BenchResult:
+        """A result saved with :meth:`save` (or written by ``benchmarks/copy.py --out``)."""
+        return cls(json.loads(Path(path).read_text()))
+
+    def save(self, path: str | Path) -> None:
+        """Write the raw timings as JSON (every repeat, both kernel and torch)."""
+        Path(path).write_text(json.dumps(self.raw, indent=1))
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __repr__(self) -> str:
+        cols = ["kernel", "shape", "params", "median_us", "p10_us", "p90_us", "gbps", "torch_gbps", "ratio"]
+        return self.table[[c for c in cols if c in self.table]].to_string(index=False, float_format="%.3f")
+
+    def _repr_html_(self) -> str:
+        return self.table.to_html(index=False, float_format="%.3f")
+
+    def plot(self) -> Any:
+        """GB/s of each kernel variant and size next to torch's copy, as a plotly figure (imported only here)."""
+        import plotly.graph_objects as go
+
+        t = self.table
+        labels = t["kernel"] + " " + t["shape"] + "<br>" + t["params"].str.replace(",", " ")
+        fig = go.Figure()
+        fig.add_bar(name="kernel", x=labels, y=t["gbps"], text=t["ratio"].map(lambda r: f"{r:.3f}x" if r else ""))
+        if t["torch_gbps"].notna().any():
+            fig.add_scatter(name="torch copy (same run)", x=labels, y=t["torch_gbps"], mode="markers")
+        fig.update_layout(yaxis_title="GB/s (read + write)", height=450, margin={"b": 160})
+        return fig
+
+
+def bench(kernels: Any, *, sizes: list[tuple[int, ...]] | None = None, dtype: str | None = None,
+          baseline: str | None = "torch", repeats: int = 5, iterations: int = 20, warmup: int = 5,
+          use_cuda_graphs: bool = False, timeout: float = 600.0, progress: bool = True) -> BenchResult:
+    """Time kernels at each size against torch's copy, in one worker process.
+
+    ``kernels``: a design, a :class:`CompiledKernel`, a ``(design, launch_options)`` pair, or a list of those.
+    Cold L2: each timing rotates over enough input/output pairs to exceed the L2 three times.
+    """
+    items = kernels if isinstance(kernels, list) else [kernels]
+    targets: list[Target] = []
+    for item in items:
+        target = getattr(item, "target", None)
+        for size in sizes or [None]:
+            if target is not None:
+                targets.append(target if size is None else target.with_shape(size))
+            elif isinstance(item, tuple):
+                targets.append(resolve(item[0], size, dtype, item[1]))
+            else:
+                targets.append(resolve(item, size, dtype))
+    rows = run_job("tslab.gpu.jobs:bench_job",
+                   {"targets": [t.to_dict() for t in targets], "repeats": repeats, "iterations": iterations,
+                    "warmup": warmup, "use_cuda_graphs": use_cuda_graphs, "baseline": baseline,
+                    "progress": progress},
+                   timeout=timeout, what="benchmark")
+    return BenchResult(rows)

@@ -1,0 +1,99 @@
+"""``tslab export NAME --arch sm_90a -o DIR``: the export subcommand, for the main CLI to register."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..errors import TslabError
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in text.lower().replace("x", ",").split(",") if v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"shape {text!r}: write it as 16384x16384 or 268435456") from None
+
+
+def _param(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"param {text!r}: write it as name=value, e.g. stages=4")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of ``tslab export`` (the main CLI calls this on its subparser)."""
+    parser.add_argument("name", help="catalog kernel (grid_stride_copy, tma_copy) or a design JSON file")
+    parser.add_argument("--arch", default="sm_90a", help="GPU arch to compile for (default: sm_90a)")
+    parser.add_argument(
+        "-o", "--output", required=True, help="package folder to write; its name is the module name"
+    )
+    parser.add_argument("--shape", type=_shape, default=None, help="problem shape, e.g. 16384x16384")
+    parser.add_argument("--dtype", default=None, help="element type, e.g. float16 (default: the kernel's)")
+    parser.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="design parameter, repeatable (e.g. --param stages=3)",
+    )
+    parser.add_argument("--launch", type=_param, action="append", default=[], metavar="NAME=VALUE",
+                        help="GPU launch option, repeatable (e.g. --launch ctas_per_sm=1)")
+    parser.add_argument(
+        "--sms", type=int, default=None, help="multiprocessors the persistent grid is sized for"
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite DIR; export even if the check is not SAFE"
+    )
+    return parser
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """Run ``tslab export`` with parsed ``args``; prints the package path, returns the exit code."""
+    from pathlib import Path
+
+    from ..core.design import Design
+    from .export import export
+    from .targets import require_gpu_kernel
+
+    try:
+        if args.name.endswith(".json"):
+            design = Design.from_json(Path(args.name).read_text())
+            if args.param:
+                design = design.with_params(**dict(args.param))
+        else:
+            require_gpu_kernel(args.name)
+            design = Design(args.name, dict(args.param))
+        path = export(
+            design,
+            args.output,
+            arch=args.arch,
+            shape=args.shape,
+            dtype=args.dtype,
+            sms=args.sms,
+            launch=dict(args.launch),
+            force=args.force,
+            overwrite=args.force,
+        )
+    except (TslabError, OSError) as exc:
+        print(f"tslab export: {exc}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry (``python -m tslab.gpu.cli NAME ...``)."""
+    parser = add_export_arguments(argparse.ArgumentParser(prog="tslab export", description=__doc__))
+    return export_command(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""``compile(design, arch)``: check the design, compile its CuTe DSL kernel in a worker, keep artifacts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.check import check
+from .errors import NoGpuError, UnsafeDesignError
+from .targets import Target, resolve
+from .worker import run_job
+
+#: Multiprocessors assumed when compiling for an arch without its GPU (the H100/H200 SXM count).
+DEFAULT_SMS = {"sm_90a": 132, "sm_90": 132, "sm_100a": 148}
+
+
+@dataclass
+class CompiledKernel:
+    """A design compiled for one arch: PTX, cubin, ptxas' resource report, the verdict it was built from."""
+
+    target: Target
+    arch: str
+    sms: int
+    verdict: Any
+    ptx: str
+    cubin: bytes
+    compile_seconds: float
+    registers: int | None = None
+    spill_stores: int | None = None
+    spill_loads: int | None = None
+    stack_frame: int | None = None
+    log: str = field(default="", repr=False)
+
+    @property
+    def smem_bytes(self) -> int:
+        """Dynamic SMEM per block as TS lays it out (data plus pipeline barriers)."""
+        return int(getattr(self.verdict, "smem_used", 0) or 0)
+
+    @property
+    def spills(self) -> int | None:
+        if self.spill_stores is None and self.spill_loads is None:
+            return None
+        return (self.spill_stores or 0) + (self.spill_loads or 0)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "kernel": self.target.kernel,
+            "arch": self.arch,
+            "shape": self.target.shape,
+            "dtype": self.target.dtype,
+            "registers": self.registers,
+            "spills": self.spills,
+            "stack_frame": self.stack_frame,
+            "smem_bytes": self.smem_bytes,
+            "compile_seconds": round(self.compile_seconds, 2),
+            "verdict": self.verdict.status,
+            "ptx_lines": self.ptx.count("\n"),
+            "cubin_bytes": len(self.cubin),
+        }
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (
+            f"<CompiledKernel {s['kernel']} {s['arch']} {s['shape']} {s['dtype']}: "
+            f"{s['registers']} registers, {s['spills']} B spills, {s['smem_bytes']} B SMEM, "
+            f"{s['compile_seconds']} s, verdict {s['verdict']}>"
+        )
+
+    def run(self, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:
+        """Run once on this machine's GPU against fresh random input; raises when the output is wrong."""
+        return run_on_gpu(self.target, seed=seed, timeout=timeout)
+
+    def bench(self, **kwargs: Any) -> Any:
+        """Time this kernel against torch (see :func:`tslab.gpu.bench`)."""
+        from .bench import bench
+
+        return bench(self, **kwargs)
+
+
+def verified(design: Any, force: bool) -> Any:
+    """The design's verdict; refuses an unsafe design unless ``force``."""
+    verdict = check(design)
+    if not verdict.ok and not force:
+        errors = "\n".join(str(e) for e in verdict.errors) or verdict.status
+        raise UnsafeDesignError(
+            f"design '{design.kernel}': tslab.check() says {verdict.status}; fix the errors below or pass "
+            f"force=True to compile anyway.\n{errors}",
+            verdict,
+        )
+    return verdict
+
+
+def compile(
+    design: Any,
+    arch: str | None = None,
+    *,
+    shape: tuple[int, ...] | None = None,
+    dtype: str | None = None,
+    force: bool = False,
+    sms: int | None = None,
+    launch: dict[str, Any] | None = None,
+    timeout: float = 600.0,
+) -> CompiledKernel:
+    """Compile ``design`` for ``arch`` (default: this machine's GPU) in a worker process.
+
+    Without a GPU ``arch`` must be given (e.g. ``"sm_90a"``). ``sms`` sizes the persistent grid
+    (default: this GPU's count, else the arch's usual count); ``launch`` overrides the kernel module's
+    ``LAUNCH`` options (e.g. ``{"ctas_per_sm": 1}``).
+    """
+    target = resolve(design, shape, dtype, launch)
+    if arch is None or sms is None:
+        from .device import device
+
+        info = device()
+        if arch is None:
+            if info is None:
+                raise NoGpuError(
+                    "compile: no GPU here to take the arch from; pass arch='sm_90a' (H100/H200) "
+                    "or arch='sm_100a' (B200)"
+                )
+            arch = info.arch
+        if sms is None:
+            sms = info.sm_count if info is not None and info.arch == arch else DEFAULT_SMS.get(arch, 132)
+    verdict = verified(design, force)
+    out = run_job(
+        "tslab.gpu.jobs:compile_job",
+        {"target": target.to_dict(), "arch": arch, "sms": sms},
+        timeout=timeout,
+        what=f"compile of '{target.kernel}' for {arch}",
+    )
+    return CompiledKernel(
+        target=target,
+        arch=arch,
+        sms=sms,
+        verdict=verdict,
+        ptx=out["ptx"],
+        cubin=out["cubin"],
+        compile_seconds=out["seconds"],
+        registers=out["registers"],
+        spill_stores=out["spill_stores"],
+        spill_loads=out["spill_loads"],
+        stack_frame=out["stack_frame"],
+        log=out["log"],
+    )
+
+
+def run_on_gpu(target: Target, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:
+    """Compile for this GPU, run once, check against the input (in a worker, with a timeout)."""
+    from .errors import CheckFailedError
+
+    return run_job(
+        "tslab.gpu.jobs:run_job",
+        {"target": target.to_dict(), "seed": seed},
+        timeout=timeout,
+        what=f"run of '{target.kernel}'",
+        error=CheckFailedError,
+    )

@@ -1,0 +1,344 @@
+"""The work done inside the worker process: compile, run and check, time, export. Plain data in and out."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from .targets import Target
+
+
+def _target(data: dict[str, Any]) -> Target:
+    pipelines = tuple((n, tuple(tuple(kv) for kv in f)) for n, f in data["pipelines"])
+    return Target(data["kernel"], data["params"], tuple(data["shape"]), data["dtype"], pipelines, data["launch"])
+
+
+@contextlib.contextmanager
+def _capture_fds() -> Iterator[list[str]]:
+    """Capture what C and Python write to fds 1 and 2 (ptxas remarks), then echo it to the worker log."""
+    out: list[str] = []
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as fh:
+        os.dup2(fh.fileno(), 1)
+        os.dup2(fh.fileno(), 2)
+        try:
+            yield out
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            fh.seek(0)
+            text = fh.read().decode(errors="replace")
+            out.append(text)
+            sys.stderr.write(text)
+
+
+def _cutlass_dtype(name: str) -> Any:
+    import cutlass
+
+    return {
+        "float16": cutlass.Float16,
+        "bfloat16": cutlass.BFloat16,
+        "float32": cutlass.Float32,
+        "int16": cutlass.Int16,
+        "int32": cutlass.Int32,
+        "int8": cutlass.Int8,
+        "uint8": cutlass.Uint8,
+    }[name]
+
+
+def fake_args(target: Target) -> tuple:
+    """Compile-only stand-ins for ``(src, dst, stream)``: static shape, 16-byte aligned, row-major."""
+    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
+
+    dtype = _cutlass_dtype(target.dtype)
+    order = tuple(reversed(range(len(target.shape))))
+
+    def make() -> Any:
+        return make_fake_compact_tensor(dtype, target.shape, stride_order=order, assumed_align=16)
+
+    return make(), make(), make_fake_stream()
+
+
+def _options(arch: str, keep: bool) -> str:
+    return f"--gpu-arch {arch}" + (" --keep-ptx --keep-cubin remarks{ptx}" if keep else "")
+
+
+def parse_ptxas(text: str) -> dict[str, int | None]:
+    """Registers, spills and stack frame from ptxas' report (``None`` where it printed nothing)."""
+
+    def grab(pattern: str) -> int | None:
+        found = re.findall(pattern, text)
+        return max(int(v) for v in found) if found else None
+
+    return {
+        "registers": grab(r"Used (\d+) registers"),
+        "spill_stores": grab(r"(\d+) bytes spill stores"),
+        "spill_loads": grab(r"(\d+) bytes spill loads"),
+        "stack_frame": grab(r"(\d+) bytes stack frame"),
+        "static_smem": grab(r"(\d+) bytes smem"),
+    }
+
+
+def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
+    """Compile for ``arch`` with fake tensors; PTX, cubin and ptxas' resource report."""
+    from cutlass import cute
+
+    t = _target(target)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch, _capture_fds() as log:
+        # --keep-ptx/--keep-cubin also write files; send them to a scratch folder, not the working directory.
+        options = f"{_options(arch, True)} --dump-dir {scratch}"
+        fn = cute.compile(t.module.launch, *fake_args(t), *t.launch_constants(sms), options=options)
+    seconds = time.perf_counter() - started
+    return {
+        "ptx": fn.artifacts.PTX,
+        "cubin": bytes(fn.artifacts.CUBIN or b""),
+        "seconds": seconds,
+        "log": log[0][-20000:],
+        **parse_ptxas(log[0]),
+    }
+
+
+# -- on the GPU -------------------------------------------------------------------------------------------
+
+
+def _torch_dtype(name: str) -> Any:
+    import torch
+
+    return getattr(torch, name)
+
+
+def _random(shape: tuple[int, ...], dtype: str, seed: int) -> Any:
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    tdt = _torch_dtype(dtype)
+    if tdt.is_floating_point:
+        return torch.randn(shape, device="cuda", dtype=tdt, generator=gen)
+    info = torch.iinfo(tdt)
+    return torch.randint(info.min, info.max, shape, device="cuda", dtype=tdt, generator=gen)
+
+
+def _poison(t: Any) -> None:
+    if t.dtype.is_floating_point:
+        t.fill_(float("nan"))
+    else:
+        t.fill_(-7)
+
+
+def _sms() -> int:
+    from .device import device
+
+    info = device()
+    if info is None:
+        from .errors import NoGpuError
+
+        raise NoGpuError(
+            "no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works without one"
+        )
+    return info.sm_count
+
+
+def _compiled(t: Target, src: Any, dst: Any, stream: Any) -> Any:
+    from cutlass import cute
+
+    from .device import device
+
+    info = device()
+    return cute.compile(
+        t.module.launch, *fake_args(t), *t.launch_constants(info.sm_count), options=_options(info.arch, False)
+    )
+
+
+def _stream() -> Any:
+    import torch
+    from cuda.bindings import driver as cu
+
+    return cu.CUstream(torch.cuda.current_stream().cuda_stream)
+
+
+def check_output(src: Any, dst: Any) -> dict[str, float]:
+    """Relative error of a copy against its input (float64), and the count of elements left unwritten."""
+    ref = src.double()
+    out = dst.double()
+    bad = (
+        int((~(out == ref)).sum().item())
+        if not dst.dtype.is_floating_point
+        else int(out.isnan().sum().item())
+    )
+    err = float((out - ref).norm() / ref.norm().clamp_min(1e-30))
+    return {"rel_error": err, "mismatches": bad}
+
+
+def run_job(target: dict[str, Any], seed: int = 0) -> dict[str, Any]:
+    """Compile on the GPU, copy fresh random data into a poisoned output, compare with the input."""
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+
+    from .errors import CheckFailedError
+
+    _sms()
+    t = _target(target)
+    src = _random(t.shape, t.dtype, seed)
+    dst = torch.empty_like(src)
+    _poison(dst)
+    stream = _stream()
+    started = time.perf_counter()
+    fn = _compiled(t, src, dst, stream)
+    compile_s = time.perf_counter() - started
+    fn(from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16), stream)
+    torch.cuda.synchronize()
+    result = {
+        **check_output(src, dst),
+        "compile_seconds": compile_s,
+        "shape": list(t.shape),
+        "dtype": t.dtype,
+    }
+    if result["rel_error"] > 0 or result["mismatches"]:
+        raise CheckFailedError(
+            f"kernel '{t.kernel}' {t.shape} {t.dtype}: relative error {result['rel_error']:.3g}, "
+            f"{result['mismatches']} elements differ from the input; the copy is wrong "
+            "(run tslab.check first)"
+        )
+    return result
+
+
+def _time_target(
+    t: Target, *, repeats: int, iterations: int, warmup: int, use_cuda_graphs: bool, baseline: str | None
+) -> dict[str, Any]:
+    """Check once, then time the kernel and torch's copy in turn, ``repeats`` times, rotating workspaces."""
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+    from cutlass.testing import JitArguments, benchmark, get_workspace_count
+
+    count = get_workspace_count(t.nbytes, warmup, iterations)
+    pairs = []
+    for w in range(count):
+        src = _random(t.shape, t.dtype, 1000 + w)
+        dst = torch.empty_like(src)
+        _poison(dst)
+        pairs.append((src, dst))
+    stream = _stream()
+    fn = _compiled(t, *pairs[0], stream)
+    kernel_ws = [
+        JitArguments(from_dlpack(s, assumed_align=16), from_dlpack(d, assumed_align=16), stream)
+        for s, d in pairs
+    ]
+    fn(*kernel_ws[0].args)
+    torch.cuda.synchronize()
+    check = check_output(*pairs[0])
+    turn = {"kernel": 0, "torch": 0}
+
+    def next_ws(kind: str) -> Any:
+        turn[kind] += 1
+        if kind == "kernel":
+            return kernel_ws[turn[kind] % count]
+        return JitArguments(*pairs[turn[kind] % count])
+
+    times: dict[str, list[float]] = {"kernel": [], "torch": []}
+    for _ in range(repeats):
+        times["kernel"].append(
+            benchmark(
+                fn,
+                workspace_generator=lambda: next_ws("kernel"),
+                workspace_count=count,
+                warmup_iterations=warmup,
+                iterations=iterations,
+                stream=stream,
+                use_cuda_graphs=use_cuda_graphs,
+            )
+        )
+        if baseline == "torch":
+            times["torch"].append(
+                benchmark(
+                    lambda s, d: d.copy_(s),
+                    workspace_generator=lambda: next_ws("torch"),
+                    workspace_count=count,
+                    warmup_iterations=warmup,
+                    iterations=iterations,
+                    stream=stream,
+                )
+            )
+    return {
+        **t.to_dict(),
+        "bytes": t.nbytes,
+        "workspaces": count,
+        "kernel_us": times["kernel"],
+        "torch_us": times["torch"], "graphs": use_cuda_graphs,
+        **check,
+    }
+
+
+def bench_job(
+    targets: list[dict[str, Any]],
+    *,
+    repeats: int = 5,
+    iterations: int = 20,
+    warmup: int = 5,
+    use_cuda_graphs: bool = False,
+    baseline: str | None = "torch",
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Time each target and torch's copy of the same tensors, interleaved, ``repeats`` times each."""
+    import torch
+
+    _sms()
+    rows = []
+    for i, data in enumerate(targets):
+        t = _target(data)
+        # CUDA graphs capture only on a stream other than the legacy default one.
+        side = torch.cuda.stream(torch.cuda.Stream()) if use_cuda_graphs else contextlib.nullcontext()
+        with side:
+            rows.append(
+                _time_target(
+                    t,
+                    repeats=repeats,
+                    iterations=iterations,
+                    warmup=warmup,
+                    use_cuda_graphs=use_cuda_graphs,
+                    baseline=baseline,
+                )
+            )
+        torch.cuda.empty_cache()
+        if progress:
+            best = t.nbytes / min(rows[-1]["kernel_us"]) / 1e3
+            print(
+                f"[{i + 1}/{len(targets)}] {t.kernel} {t.shape} {t.dtype}: {best:.0f} GB/s best",
+                file=sys.__stdout__,
+                flush=True,
+            )
+    return rows
+
+
+def export_job(target: dict[str, Any], arch: str, sms: int, directory: str, prefix: str) -> dict[str, Any]:
+    """Compile for ``arch`` and write ``<prefix>.h`` and ``<prefix>.o`` into ``directory``."""
+    from cutlass import cute
+
+    preload_runtime()
+    t = _target(target)
+    fn = cute.compile(t.module.launch, *fake_args(t), *t.launch_constants(sms), options=_options(arch, False))
+    fn.export_to_c(file_path=directory, file_name=prefix, function_prefix=prefix)
+    return {"files": sorted(os.listdir(directory))}
+
+
+def preload_runtime() -> None:
+    """Load CuTe DSL's runtime libraries with global symbols (the object-file export and loader need them)."""
+    import ctypes
+
+    from cutlass.cute.runtime import find_runtime_libraries
+
+    for path in find_runtime_libraries(enable_tvm_ffi=False):
+        if os.path.exists(path):
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)

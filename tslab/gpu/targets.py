@@ -1,0 +1,140 @@
+"""Which designs have a GPU kernel, and how to call it: problem shape, dtype, launch constants, inputs.
+
+The launch constants come from the design's parameters and its pipeline overrides; the TS resources and
+tasks inside the kernel are built by the same kernel-module function as the CPU check's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from .errors import UnsupportedKernelError
+
+GPU_KERNELS = ("grid_stride_copy", "tma_copy")
+DTYPES = ("float16", "bfloat16", "float32", "int16", "int32", "int8", "uint8")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A design resolved for the GPU: module, problem shape and dtype, launch options, pipeline edits."""
+
+    kernel: str
+    params: dict[str, Any]
+    shape: tuple[int, ...]
+    dtype: str
+    pipelines: tuple = field(default=())
+    launch: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def module(self) -> ModuleType:
+        from ..kernels import kernel_module
+
+        return kernel_module(self.kernel)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes one copy moves through device memory: the input read once plus the output written once."""
+        n = 1
+        for s in self.shape:
+            n *= s
+        return 2 * n * _itemsize(self.dtype)
+
+    def launch_constants(self, sms: int) -> tuple:
+        """The ``cutlass.Constexpr`` arguments of the module's ``launch`` after ``(src, dst, stream)``."""
+        return self.module.launch_constants(self.params, self.launch, sms, self.pipelines)
+
+    def with_shape(self, shape: tuple[int, ...]) -> Target:
+        return Target(self.kernel, self.params, tuple(shape), self.dtype, self.pipelines, self.launch)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kernel": self.kernel,
+            "params": dict(self.params),
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "pipelines": [[n, list(map(list, f))] for n, f in self.pipelines],
+            "launch": dict(self.launch),
+        }
+
+
+def _itemsize(dtype: str) -> int:
+    return {"float16": 2, "bfloat16": 2, "float32": 4, "int16": 2, "int32": 4, "int8": 1, "uint8": 1}[dtype]
+
+
+def require_gpu_kernel(kernel: str) -> None:
+    """Raise :class:`UnsupportedKernelError` unless catalog kernel ``kernel`` has a GPU kernel."""
+    if kernel == "gemm_sm90":
+        raise UnsupportedKernelError(
+            "design 'gemm_sm90': warpgroup-MMA work methods arrive with a later GPU issue; "
+            "compile 'tma_copy' or 'grid_stride_copy' for now, or check the GEMM design on the CPU "
+            "with tslab.check()"
+        )
+    if kernel not in GPU_KERNELS:
+        raise UnsupportedKernelError(
+            f"design '{kernel}': has no GPU kernel; it is a CPU-only design (tslab.check() it). "
+            f"GPU kernels: {', '.join(GPU_KERNELS)}"
+        )
+
+
+def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None = None,
+            launch: dict[str, Any] | None = None) -> Target:
+    """The GPU target of ``design``; refuses kernels with no GPU kernel and edits it cannot honour."""
+    kernel = design.kernel
+    require_gpu_kernel(kernel)
+    over = design.overrides
+    if over["schedules"] or over["alias_groups"] is not None:
+        raise UnsupportedKernelError(
+            f"design '{kernel}': schedule and alias-group edits are checked on the CPU but not compiled yet; "
+            "compile the design without them (parameters and pipeline fields are honoured)"
+        )
+    from ..kernels import kernel_module
+
+    module = kernel_module(kernel)
+    shape = tuple(int(s) for s in (shape or module.DEFAULT_SHAPE))
+    dtype = dtype or module.DEFAULT_DTYPE
+    if dtype not in DTYPES:
+        raise UnsupportedKernelError(
+            f"design '{kernel}': dtype={dtype!r} is not supported; use one of {DTYPES}"
+        )
+    if kernel == "tma_copy" and (len(shape) != 2 or dtype not in ("float16", "bfloat16", "int16")):
+        raise UnsupportedKernelError(
+            f"design 'tma_copy': shape={shape} dtype={dtype!r}; the TMA copy takes a 2-D 16-bit tensor "
+            "(e.g. shape=(16384, 16384), dtype='float16')"
+        )
+    if kernel == "grid_stride_copy" and len(shape) != 1:
+        raise UnsupportedKernelError(
+            f"design 'grid_stride_copy': shape={shape}; the grid-stride copy takes a flat tensor, "
+            "e.g. shape=(2**28,)"
+        )
+    if kernel == "grid_stride_copy" and (shape[0] * _itemsize(dtype)) % design.params["vector_bytes"]:
+        raise UnsupportedKernelError(
+            f"design 'grid_stride_copy': {shape[0]} {dtype} elements are not a whole number of "
+            f"{design.params['vector_bytes']}-byte vectors; pad the tensor or lower vector_bytes"
+        )
+    if kernel == "tma_copy" and (shape[1] * _itemsize(dtype)) % 16:
+        raise UnsupportedKernelError(
+            f"design 'tma_copy': rows of {shape[1]} {dtype} elements are not a multiple of 16 bytes, "
+            "which TMA "
+            "needs for the row stride; pad the rows"
+        )
+    pipelines = tuple(
+        (name, tuple(sorted(fields.items()))) for name, fields in sorted(over["pipelines"].items())
+    )
+    return Target(kernel, design.params, shape, dtype, pipelines, launch_options(kernel, module.LAUNCH, launch))
+
+
+def launch_options(kernel: str, defaults: dict[str, Any], given: dict[str, Any] | None) -> dict[str, Any]:
+    """The module's launch defaults updated with ``given``; unknown names and non-positive values refused."""
+    from ..errors import did_you_mean
+
+    out = dict(defaults)
+    for key, value in (given or {}).items():
+        if key not in defaults:
+            raise UnsupportedKernelError(f"kernel '{kernel}' launch option '{key}': unknown; "
+                                         + did_you_mean(key, list(defaults)))
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise UnsupportedKernelError(f"kernel '{kernel}' launch option '{key}': {value!r} must be an int >= 1")
+        out[key] = value
+    return out

@@ -1,0 +1,134 @@
+"""Run one job in a fresh worker process so an MLIR abort, a signal or a hung GPU never takes the caller down.
+
+A job is ``"module:function"`` plus keyword arguments (picklable); its return value comes back pickled.
+The worker's stdout and stderr go to a log file whose tail is quoted in every error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing as mp
+import os
+import signal
+import tempfile
+import traceback
+from typing import Any
+
+from .errors import CompileError, GpuError, WorkerCrashedError, WorkerTimeoutError
+
+_LOG_TAIL = 2000
+
+
+def _entry(conn: Any, job: str, kwargs: dict[str, Any], log_path: str, env: dict[str, str]) -> None:
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.environ.update(env)
+    try:
+        module, name = job.split(":")
+        result = getattr(importlib.import_module(module), name)(**kwargs)
+        conn.send(("ok", result))
+    except BaseException as exc:  # report everything the job raises; the parent decides what it means
+        conn.send(("error", type(exc).__name__, " ".join(str(exc).split())[:4000], traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def _tail(path: str) -> str:
+    try:
+        with open(path, errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return ""
+    return text[-_LOG_TAIL:].strip()
+
+
+def run_job(
+    job: str,
+    kwargs: dict[str, Any],
+    *,
+    timeout: float = 600.0,
+    what: str = "job",
+    env: dict[str, str] | None = None,
+    error: type[GpuError] = CompileError,
+) -> Any:
+    """Run ``job(**kwargs)`` in a spawned process and return its result.
+
+    Raises ``error`` when the job raised, :class:`WorkerCrashedError` when the process died and
+    :class:`WorkerTimeoutError` after ``timeout`` seconds.
+    """
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    with tempfile.NamedTemporaryFile(prefix="tslab-worker-", suffix=".log", delete=False) as fh:
+        log_path = fh.name
+    proc = ctx.Process(target=_entry, args=(child, job, kwargs, log_path, env or {}), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if not parent.poll(timeout):
+            if proc.is_alive():
+                proc.kill()
+                proc.join(5)
+                raise WorkerTimeoutError(
+                    f"{what}: the worker ran past {timeout:.0f} s and was stopped; raise timeout= or use a "
+                    f"smaller problem.\n--- worker output (tail) ---\n{_tail(log_path)}"
+                )
+            proc.join(5)
+            raise _crash(what, proc.exitcode, log_path)
+        try:
+            message = parent.recv()
+        except EOFError:
+            proc.join(5)
+            raise _crash(what, proc.exitcode, log_path) from None
+        proc.join(30)
+    finally:
+        parent.close()
+        if proc.is_alive():
+            proc.kill()
+    if message[0] == "ok":
+        os.unlink(log_path)
+        return message[1]
+    _, kind, text, trace = message
+    if kind in _PASS_THROUGH:
+        raise _PASS_THROUGH[kind](text)
+    raise error(
+        f"{what} failed in the worker: {kind}: {text}\n--- worker traceback ---\n{trace.strip()[-_LOG_TAIL:]}"
+    )
+
+
+def _crash(what: str, code: int | None, log_path: str) -> WorkerCrashedError:
+    if code is not None and code < 0:
+        try:
+            how = f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"was killed by signal {-code}"
+    else:
+        how = f"exited with code {code} without a result"
+    return WorkerCrashedError(
+        f"{what}: the worker process {how} (an abort inside MLIR/CUDA); this process is unharmed. "
+        f"Check the design with tslab.check() and the output below.\n--- worker output (tail) ---\n"
+        f"{_tail(log_path)}"
+    )
+
+
+def _pass_through() -> dict[str, type[GpuError]]:
+    from . import errors
+
+    return {
+        name: getattr(errors, name) for name in ("CheckFailedError", "NoGpuError", "UnsupportedKernelError")
+    }
+
+
+_PASS_THROUGH = _pass_through()
+
+
+def abort_for_test() -> None:
+    """A job that aborts its process, as an MLIR assertion does (used by the isolation test)."""
+    os.abort()
+
+
+def hang_for_test(seconds: float) -> None:
+    """A job that outlives any short timeout (used by the timeout test)."""
+    import time
+
+    time.sleep(seconds)
