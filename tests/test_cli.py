@@ -55,3 +55,8 @@ def test_design_json_file(tmp_path, capsys):
     path = tmp_path / "fixed.json"
     path.write_text(demo_deadlock.design().with_pipeline("smem_ring", num_stages=2).to_json())
     assert main(["check", str(path)]) == 0
+
+
+def test_export_refuses_the_gemm_design_with_the_reason(capsys):
+    assert main(["export", "gemm_sm90", "-o", "unused"]) == 1
+    assert "warpgroup-MMA work methods arrive with a later GPU issue" in capsys.readouterr().err

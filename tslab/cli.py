@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--max-states", type=int, default=1_000_000, help="checker state bound (default 1000000)")
     add_capture_arguments(chk)
     chk.set_defaults(func=_cmd_check)
+    from .gpu.cli import add_export_arguments, export_command
+
+    exp = sub.add_parser("export", help="compile a design and write it as an importable Python package")
+    add_export_arguments(exp)
+    exp.set_defaults(func=export_command)
     lab = sub.add_parser("lab", help="open the tutorials in JupyterLab")
     lab.add_argument("--dir", help="folder of notebooks (default: the repository's notebooks/)")
     lab.add_argument("extra", nargs=argparse.REMAINDER, help="arguments passed on to jupyter lab")
