@@ -77,3 +77,12 @@ def test_compile_without_gpu_needs_an_arch():
 def test_arch_names():
     assert arch_name(9, 0) == "sm_90a"
     assert arch_name(8, 6) == "sm_86"
+
+
+@pytest.mark.skipif(gpu.device() is not None, reason="checks the message given on a machine without a GPU")
+def test_run_and_bench_without_a_gpu_say_so():
+    kernel = gpu.compile(tma_copy.design(), arch="sm_90a", shape=(256, 256))
+    with pytest.raises(gpu.NoGpuError, match="no NVIDIA GPU"):
+        kernel.run()
+    with pytest.raises(gpu.NoGpuError, match="run and bench need a GPU"):
+        gpu.bench(kernel)

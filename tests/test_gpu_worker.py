@@ -31,3 +31,17 @@ def test_an_exception_in_the_job_is_reported_with_its_traceback():
 
 def test_a_result_comes_back():
     assert run_job("os.path:basename", {"p": "a/b.txt"}) == "b.txt"
+
+
+def test_a_script_without_a_main_guard_is_not_run_again_by_the_worker(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "plain_script.py"
+    script.write_text("from tslab import gpu\nfrom tslab.kernels import grid_stride_copy\n"
+                      "print('script body ran')\n"
+                      "print(gpu.compile(grid_stride_copy.design(), arch='sm_90a', shape=(4096,)).arch)\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("script body ran") == 1
+    assert "sm_90a" in proc.stdout

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from .compile import require_gpu
 from .targets import Target, resolve
 from .worker import run_job
 
@@ -96,6 +97,7 @@ def bench(kernels: Any, *, sizes: list[tuple[int, ...]] | None = None, dtype: st
     ``kernels``: a design, a :class:`CompiledKernel`, a ``(design, launch_options)`` pair, or a list of those.
     Cold L2: each timing rotates over enough input/output pairs to exceed the L2 three times.
     """
+    require_gpu("bench")
     items = kernels if isinstance(kernels, list) else [kernels]
     targets: list[Target] = []
     for item in items:

@@ -77,6 +77,17 @@ class CompiledKernel:
         return bench(self, **kwargs)
 
 
+def require_gpu(what: str) -> Any:
+    """This machine's GPU, or a ``NoGpuError`` that says what works without one."""
+    from .device import device
+
+    info = device()
+    if info is None:
+        raise NoGpuError(f"{what}: no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works "
+                         "without one (kernel.ptx, kernel.cubin), run and bench need a GPU")
+    return info
+
+
 def verified(design: Any, force: bool) -> Any:
     """The design's verdict; refuses an unsafe design unless ``force``."""
     verdict = check(design)
@@ -147,6 +158,8 @@ def compile(
 def run_on_gpu(target: Target, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:
     """Compile for this GPU, run once, check against the input (in a worker, with a timeout)."""
     from .errors import CheckFailedError
+
+    require_gpu(f"run of '{target.kernel}'")
 
     return run_job(
         "tslab.gpu.jobs:run_job",

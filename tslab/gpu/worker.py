@@ -6,12 +6,15 @@ The worker's stdout and stderr go to a log file whose tail is quoted in every er
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing as mp
 import os
 import signal
+import sys
 import tempfile
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 from .errors import CompileError, GpuError, WorkerCrashedError, WorkerTimeoutError
@@ -43,6 +46,31 @@ def _tail(path: str) -> str:
     return text[-_LOG_TAIL:].strip()
 
 
+@contextlib.contextmanager
+def _main_not_reimported() -> Iterator[None]:
+    """Keep a spawned worker from re-running the caller's script.
+
+    ``multiprocessing`` spawn re-imports ``__main__`` from its file in the child, which re-runs a script that
+    has no ``if __name__ == "__main__"`` guard (and fails for ``python - < script``). The worker's job lives in
+    tslab, so the child never needs the caller's main module.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    spec = getattr(main, "__spec__", None)
+    if main is None or (path is None and spec is None):
+        yield
+        return
+    if path is not None:
+        del main.__file__
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        if path is not None:
+            main.__file__ = path
+        main.__spec__ = spec
+
+
 def run_job(
     job: str,
     kwargs: dict[str, Any],
@@ -62,7 +90,8 @@ def run_job(
     with tempfile.NamedTemporaryFile(prefix="tslab-worker-", suffix=".log", delete=False) as fh:
         log_path = fh.name
     proc = ctx.Process(target=_entry, args=(child, job, kwargs, log_path, env or {}), daemon=True)
-    proc.start()
+    with _main_not_reimported():
+        proc.start()
     child.close()
     try:
         if not parent.poll(timeout):
