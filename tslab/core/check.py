@@ -7,9 +7,8 @@ reported (as a warning we collect) instead of only the first; the exhaustive che
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
+import threading
 import time
 import warnings
 from typing import Any
@@ -20,6 +19,7 @@ from cutlass.experimental.task_scheduling.task_manager import TaskManager
 from ..errors import DesignError, Issue
 from .blueprint import DEFAULT_SMEM_CAPACITY, DEFAULT_TMEM_CAPACITY, Lowered
 from .checker import CheckerResult, run_checker
+from .output import captured_stdout
 from .replay import trace_from_result
 from .tables import LAYOUT_COLUMNS, SCHEDULE_COLUMNS, alias_savings, layout_table, schedule_table
 from .verdict import Verdict
@@ -45,6 +45,7 @@ _HINTS = {
     "race": "move the aliased allocations into phases that are never live together, or drop the alias group",
     "pdl-order": "issue launch_griddep only after a PdlWaitBarrier.wait_griddep",
 }
+_CHECK_LOCK = threading.RLock()
 _WARNING = re.compile(r"TS validation \((?P<check>\w+)\): (?P<msg>.*)", re.S)
 
 
@@ -121,9 +122,9 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
     capacity = smem_capacity or bp.smem_capacity_bytes or DEFAULT_SMEM_CAPACITY
     tmem_capacity = bp.tmem_capacity_columns or DEFAULT_TMEM_CAPACITY
     names = [("task", t.name) for t in bp.tasks] + [("resource", n) for n in bp.resources()]
-    out = io.StringIO()
     errors: list[Issue] = []
-    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
+    # One check at a time: TS's warnings are collected with the process-wide warnings machinery.
+    with _CHECK_LOCK, warnings.catch_warnings(record=True) as caught, captured_stdout() as out:
         warnings.simplefilter("always")
         try:
             TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, smem_allocator=lowered.smem_allocator,
