@@ -60,3 +60,8 @@ def test_design_json_file(tmp_path, capsys):
 def test_export_refuses_the_gemm_design_with_the_reason(capsys):
     assert main(["export", "gemm_sm90", "-o", "unused"]) == 1
     assert "warpgroup-MMA work methods arrive with a later GPU issue" in capsys.readouterr().err
+
+
+def test_smem_capacity_option(capsys):
+    assert main(["check", "demo_overflow", "--smem-capacity", "300000"]) == 0
+    assert "/ 300000 B" in capsys.readouterr().out

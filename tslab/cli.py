@@ -62,9 +62,10 @@ def _cmd_list(_: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from .core.check import check
+    from .gpu.device import smem_capacity
 
     design = load_design(args.design, args.param or [], args=args.arg, arch=args.arch)
-    verdict = check(design, max_states=args.max_states)
+    verdict = check(design, max_states=args.max_states, smem_capacity=args.smem_capacity or smem_capacity())
     if args.json:
         print(json.dumps(verdict.summary(), indent=2, default=str))
     else:
@@ -99,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--json", action="store_true", help="print the verdict as JSON")
     chk.add_argument("--trace", action="store_true", help="print the counterexample interleaving step by step")
     chk.add_argument("--max-states", type=int, default=1_000_000, help="checker state bound (default 1000000)")
+    chk.add_argument("--smem-capacity", type=int, default=None, metavar="BYTES",
+                     help="SMEM per block to check against (default: this GPU's limit, else TS's 232448)")
     add_capture_arguments(chk)
     chk.set_defaults(func=_cmd_check)
     from .gpu.cli import add_export_arguments, export_command

@@ -2,7 +2,7 @@
 
 from .bench import BenchResult, bench
 from .compile import CompiledKernel, compile
-from .device import DeviceInfo, device
+from .device import DeviceInfo, device, smem_capacity
 from .errors import (
     CheckFailedError,
     CompileError,
@@ -31,4 +31,5 @@ __all__ = [
     "compile",
     "device",
     "export",
+    "smem_capacity",
 ]

@@ -89,8 +89,10 @@ def require_gpu(what: str) -> Any:
 
 
 def verified(design: Any, force: bool) -> Any:
-    """The design's verdict; refuses an unsafe design unless ``force``."""
-    verdict = check(design)
+    """The design's verdict (against this GPU's SMEM limit when there is one); refuses it unless safe or ``force``."""
+    from .device import smem_capacity
+
+    verdict = check(design, smem_capacity=smem_capacity())
     if not verdict.ok and not force:
         errors = "\n".join(str(e) for e in verdict.errors) or verdict.status
         raise UnsafeDesignError(

@@ -42,6 +42,12 @@ def arch_name(major: int, minor: int) -> str:
     return f"sm_{major}{minor}{suffix}"
 
 
+def smem_capacity() -> int | None:
+    """The attached GPU's opt-in SMEM per block in bytes (what TS's capacity check should use), or None."""
+    info = device()
+    return info.smem_per_block_optin if info is not None and info.smem_per_block_optin > 0 else None
+
+
 def device(index: int = 0) -> DeviceInfo | None:
     """The GPU ``index`` as :class:`DeviceInfo`, or ``None`` where there is no driver or no such GPU."""
     try:

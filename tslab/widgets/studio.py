@@ -18,6 +18,7 @@ from ..core.check import check
 from ..core.design import Design
 from ..core.verdict import Verdict
 from ..errors import DesignError
+from ..gpu.device import smem_capacity
 from .badge import badge_html
 from .history import History
 from .layout_chart import LayoutChart
@@ -62,7 +63,7 @@ class Studio(widgets.HBox):
                  chart_width: int = 720) -> None:
         super().__init__()
         self._design = design
-        self._check = functools.partial(check, max_states=max_states)
+        self._check = functools.partial(check, max_states=max_states, smem_capacity=smem_capacity())
         self._verdict = self._check(design)
         self._lock = threading.Lock()
         self.history = History()
