@@ -3,10 +3,11 @@
 ``tslab`` itself never imports this package, so the command line and the GPU machine need no Jupyter.
 """
 
+from .bench_panel import BenchPanel
 from .layout_chart import LayoutChart
 from .pipeline_editor import PipelineEditor
 from .replay import ReplayPlayer
 from .schedule_editor import ScheduleEditor
 from .studio import Studio
 
-__all__ = ["LayoutChart", "PipelineEditor", "ReplayPlayer", "ScheduleEditor", "Studio"]
+__all__ = ["BenchPanel", "LayoutChart", "PipelineEditor", "ReplayPlayer", "ScheduleEditor", "Studio"]

@@ -1,0 +1,62 @@
+"""BenchPanel driven from Python: compile for sm_90a on a CPU, clear errors, results accumulate on a GPU."""
+
+import pytest
+
+from tslab import gpu
+from tslab.widgets import BenchPanel
+from tslab.widgets.bench_panel import ptx_excerpt
+
+
+@pytest.fixture(scope="module")
+def panel():
+    p = BenchPanel("tma_copy", arch="sm_90a", shape=(512, 512))
+    p.set_param("stages", 2)
+    assert p.compile() is not None, p.last_error
+    return p
+
+
+def test_compile_shows_registers_smem_spills_and_ptx(panel):
+    assert panel.compiled.arch == "sm_90a"
+    assert panel.design.params["stages"] == 2
+    view = panel._compile_view.value
+    assert "registers / thread" in view and "SMEM / block (B)" in view and "spills (B)" in view
+    assert "cp.async.bulk.tensor" in view
+
+
+def test_ptx_excerpt_starts_near_the_bulk_copy():
+    ptx = "\n".join(["header"] * 10 + [".entry k", "a", "cp.async.bulk.tensor.2d x", "b"])
+    excerpt = ptx_excerpt(ptx, lines=6)
+    assert "cp.async.bulk.tensor" in excerpt and excerpt.splitlines()[0] == "header"
+
+
+def test_bad_input_is_shown_not_raised(panel):
+    with pytest.raises(Exception, match="has no parameter 'stage'"):
+        panel.set_param("stage", 3)
+    panel._shape.value = "512 by 512"
+    assert panel.compile() is None
+    assert "write it as numbers joined by 'x'" in panel.last_error
+    assert "numbers joined" in panel._status.value
+    panel._shape.value = "512x512"
+    assert panel.compiled is not None  # the last good compile is kept
+
+
+@pytest.mark.skipif(gpu.device() is not None, reason="checks the no-GPU behaviour")
+def test_without_a_gpu_the_panel_says_so(panel):
+    assert "No GPU here" in BenchPanel("grid_stride_copy")._status.value
+    assert panel.run() is None and "no NVIDIA GPU" in panel.last_error
+    assert panel.bench() is None and panel.results == []
+
+
+@pytest.mark.gpu
+def test_bench_results_accumulate(panel):
+    assert panel.run() is not None, panel.last_error
+    panel.bench(sizes=[(4096, 4096)], repeats=2)
+    panel.bench(sizes=[(8192, 8192)], repeats=2)
+    assert len(panel.results) == 2 and panel._table.value.count("<tr>") == 3
+    assert len(panel.figure.data) >= 1
+
+
+def test_export_writes_a_package(panel, tmp_path):
+    path = panel.export(tmp_path / "tma_copy_pkg")
+    assert path is not None, panel.last_error
+    assert (path / "design.json").is_file() and (path / "kernel.o").is_file()

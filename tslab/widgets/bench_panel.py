@@ -1,0 +1,193 @@
+"""``BenchPanel``: pick a GPU kernel and its parameters, then compile, run and check, time, and export it.
+
+Every button calls a method of the same name (``compile()``, ``run()``, ``bench()``, ``export(path)``), which
+tests and notebooks may call directly. Errors are shown in the panel and kept in ``last_error``; nothing
+raises out of a button. Without a GPU the panel says so, and still compiles for the chosen arch.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from ..core.design import Design
+from ..errors import TslabError
+from ..gpu import BenchResult, CompiledKernel, device
+from ..gpu import bench as gpu_bench
+from ..gpu import compile as gpu_compile
+from ..gpu import export as gpu_export
+from ..gpu.targets import GPU_KERNELS
+from ..kernels import kernel_module
+
+ARCHES = ("sm_90a", "sm_100a")
+PTX_EXCERPT_LINES = 24
+
+
+def ptx_excerpt(ptx: str, lines: int = PTX_EXCERPT_LINES) -> str:
+    """The PTX lines around the first bulk tensor copy (or the kernel's entry), for a quick look."""
+    text = ptx.splitlines()
+    for needle in ("cp.async.bulk.tensor", ".entry"):
+        hits = [i for i, line in enumerate(text) if needle in line]
+        if hits:
+            start = max(0, hits[0] - 4)
+            return "\n".join(text[start:start + lines])
+    return "\n".join(text[:lines])
+
+
+class BenchPanel(widgets.VBox):
+    """Compile, run, time and export a catalog GPU kernel; bench results accumulate for comparison."""
+
+    def __init__(self, kernel: str = "tma_copy", *, arch: str | None = None, shape: tuple[int, ...] | None = None,
+                 **params: Any) -> None:
+        super().__init__()
+        self.device = device()
+        self.compiled: CompiledKernel | None = None
+        self.results: list[BenchResult] = []
+        self.last_error = ""
+        self._busy = threading.Lock()
+        self._kernel = widgets.Dropdown(options=list(GPU_KERNELS), value=kernel, description="kernel")
+        self._arch = widgets.Dropdown(options=list(ARCHES), description="arch",
+                                      value=arch or (self.device.arch if self.device else "sm_90a"))
+        self._shape = widgets.Text(value="x".join(map(str, shape)) if shape else "", description="shape",
+                                   placeholder="kernel default, e.g. 4096x4096")
+        self._params = widgets.VBox()
+        self._export_path = widgets.Text(value=f"{kernel}_pkg", description="export to")
+        self._buttons = {name: widgets.Button(description=label) for name, label in
+                         (("compile", "Compile"), ("run", "Run + check"), ("bench", "Bench"), ("export", "Export"))}
+        for name, button in self._buttons.items():
+            button.on_click(lambda _b, n=name: self._in_background(n))
+        self._status = widgets.HTML()
+        self._compile_view = widgets.HTML()
+        self._table = widgets.HTML()
+        self.figure = go.FigureWidget()
+        self._kernel.observe(lambda _c: self._show_params({}), names="value")
+        self._show_params(params)
+        self.children = [
+            widgets.HBox([self._kernel, self._arch, self._shape]), self._params,
+            widgets.HBox([*self._buttons.values(), self._export_path]), self._status, self._compile_view,
+            self._table, self.figure,
+        ]
+        self._say(self._device_line())
+
+    # -- the design ------------------------------------------------------------------------------------
+    def _show_params(self, values: dict[str, Any]) -> None:
+        defaults = kernel_module(self._kernel.value).PARAMS
+        self._param_inputs = {name: widgets.IntText(value=int(values.get(name, default)), description=name)
+                              for name, default in defaults.items() if isinstance(default, int)}
+        self._params.children = [widgets.HBox(list(self._param_inputs.values()))]
+
+    def set_param(self, name: str, value: int) -> None:
+        """Set one kernel parameter (as the field beside it would)."""
+        if name not in self._param_inputs:
+            raise TslabError(f"BenchPanel: kernel '{self._kernel.value}' has no parameter {name!r}; "
+                             f"parameters: {', '.join(self._param_inputs)}")
+        self._param_inputs[name].value = value
+
+    @property
+    def design(self) -> Design:
+        return Design(self._kernel.value, {n: w.value for n, w in self._param_inputs.items()})
+
+    def _shape_value(self) -> tuple[int, ...] | None:
+        text = self._shape.value.strip()
+        if not text:
+            return None
+        try:
+            return tuple(int(part) for part in text.lower().split("x"))
+        except ValueError:
+            raise TslabError(f"BenchPanel shape={text!r}: write it as numbers joined by 'x', e.g. 4096x4096") \
+                from None
+
+    # -- actions ---------------------------------------------------------------------------------------
+    def compile(self) -> CompiledKernel | None:
+        """Compile the design for the chosen arch (works without a GPU); shows registers, SMEM, spills, PTX."""
+        def work() -> CompiledKernel:
+            self.compiled = gpu_compile(self.design, arch=self._arch.value, shape=self._shape_value())
+            s = self.compiled.summary()
+            rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in
+                           (("registers / thread", s["registers"]), ("spills (B)", s["spills"]),
+                            ("SMEM / block (B)", s["smem_bytes"]), ("verdict", s["verdict"]),
+                            ("shape", s["shape"]), ("compile (s)", s["compile_seconds"])))
+            self._compile_view.value = (f"<table class='tslab-compile'>{rows}</table><pre class='tslab-ptx'>"
+                                        f"{html.escape(ptx_excerpt(self.compiled.ptx))}</pre>")
+            return self.compiled
+        return self._act("compile", work)
+
+    def run(self) -> dict[str, Any] | None:
+        """Run once on this GPU with fresh random input and a poisoned output, and check it."""
+        return self._act("run", lambda: self._compiled().run())
+
+    def bench(self, sizes: list[tuple[int, ...]] | None = None, **options: Any) -> BenchResult | None:
+        """Time the kernel against torch's copy; each result is added to the table and chart."""
+        def work() -> BenchResult:
+            result = gpu_bench(self._compiled(), sizes=sizes, progress=False, **options)
+            self.results.append(result)
+            self._show_results()
+            return result
+        return self._act("bench", work)
+
+    def export(self, path: str | Path | None = None) -> Path | None:
+        """Write the compiled design as an importable package at ``path``."""
+        target = Path(path or self._export_path.value)
+        return self._act("export", lambda: gpu_export(self.design, target, arch=self._arch.value,
+                                                         shape=self._shape_value(), overwrite=True))
+
+    # -- plumbing --------------------------------------------------------------------------------------
+    def _compiled(self) -> CompiledKernel:
+        if self.compiled is None or self.compiled.target.kernel != self._kernel.value:
+            self.compile()
+        if self.compiled is None:
+            raise TslabError(self.last_error)
+        return self.compiled
+
+    def _act(self, name: str, work: Any) -> Any:
+        self._say(f"{name}: working...")
+        try:
+            result = work()
+        except (TslabError, ValueError, OSError) as exc:
+            self.last_error = str(exc)
+            self._say(f"{name}: {exc}", error=True)
+            return None
+        self.last_error = ""
+        self._say(f"{name}: done" + (f" ({result})" if name in ("run", "export") else ""))
+        return result
+
+    def _in_background(self, name: str) -> None:
+        if not self._busy.acquire(blocking=False):
+            self._say("busy: wait for the running action to finish")
+            return
+
+        def go_() -> None:
+            try:
+                getattr(self, name)()
+            finally:
+                self._busy.release()
+        threading.Thread(target=go_, daemon=True).start()
+
+    def _show_results(self) -> None:
+        rows = [r for result in self.results for r in result.raw]
+        combined = BenchResult(rows)
+        self._table.value = combined._repr_html_()
+        fig = combined.plot()
+        with self.figure.batch_update():
+            self.figure.data = []
+            for trace in fig.data:
+                self.figure.add_trace(trace)
+            self.figure.layout = fig.layout
+
+    def _device_line(self) -> str:
+        if self.device is None:
+            return ("No GPU here: Compile works for the chosen arch; Run + check and Bench need an NVIDIA GPU "
+                    "(export writes a package that runs on one).")
+        return f"GPU: {self.device}"
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        colour = "#cf222e" if error else "inherit"
+        self._status.value = f'<pre class="tslab-bench-status" style="color:{colour}">{html.escape(text)}</pre>'
+
+    def __repr__(self) -> str:
+        return f"BenchPanel({self._kernel.value}, arch={self._arch.value}, {len(self.results)} bench result(s))"
