@@ -58,7 +58,7 @@ class BenchResult:
 
     @classmethod
     def load(cls, path: str | Path) -> BenchResult:
-        """A result saved with :meth:`save` (or written by ``benchmarks/copy.py --out``)."""
+        """A result saved with :meth:`save` (or written by ``benchmarks/copy_bandwidth.py --out``)."""
         return cls(json.loads(Path(path).read_text()))
 
     def save(self, path: str | Path) -> None:

@@ -1,27 +1,22 @@
 """Time the TS copy kernels against torch's copy on this GPU: checks first, then a table of GB/s and ratios.
 
-python benchmarks/copy.py                 # the two targets
-python benchmarks/copy.py --sweep         # plus stages / tile size / warps variants
-python benchmarks/copy.py --out DIR       # also write DIR/copy_bench.csv and DIR/copy_bench.json
+python benchmarks/copy_bandwidth.py                 # the two targets
+python benchmarks/copy_bandwidth.py --sweep         # plus stages / tile size / warps variants
+python benchmarks/copy_bandwidth.py --out DIR       # also write DIR/copy_bench.csv and DIR/copy_bench.json
 """
 
 from __future__ import annotations
 
-import os
+import argparse
+import json
 import sys
+import time
+from pathlib import Path
 
-# This file is named like the stdlib's ``copy``: keep its own folder off the import path.
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from tslab.gpu import bench, device  # noqa: E402
-from tslab.gpu.compile import run_on_gpu  # noqa: E402
-from tslab.gpu.targets import resolve  # noqa: E402
-from tslab.kernels import grid_stride_copy, tma_copy  # noqa: E402
+from tslab.gpu import bench, device
+from tslab.gpu.compile import run_on_gpu
+from tslab.gpu.targets import resolve
+from tslab.kernels import grid_stride_copy, tma_copy
 
 GRID_SHAPE = (256 * 1024 * 1024,)  # 512 MiB of int16
 TMA_SHAPE = (16384, 16384)  # fp16, 512 MiB
