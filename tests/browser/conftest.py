@@ -1,0 +1,99 @@
+"""One real JupyterLab for the browser tests: a fresh server on 127.0.0.1 serving a copy of the tutorials.
+
+Needs Debian's ``chromium`` (``apt-get install chromium``), the ``playwright`` Python package and JupyterLab;
+each test is skipped with the reason when one is missing. Screenshots go to ``test-artifacts/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from labkit import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, TOKEN
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _quiet_settings(settings: Path) -> None:
+    path = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    """The server's URL; it serves a copy of ``notebooks/`` and is stopped by its process group at the end."""
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+    pytest.importorskip("jupyterlab", reason="JupyterLab is not installed (pip install jupyterlab)")
+    base = tmp_path_factory.mktemp("lab")
+    root, home = base / "root", base / "home"
+    shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    home.mkdir()
+    _quiet_settings(base / "settings")
+    env = {**os.environ, "HOME": str(home), "JUPYTER_CONFIG_DIR": str(base / "config"),
+           "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "IPYTHONDIR": str(base / "ipython"),
+           "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"), "JUPYTERLAB_WORKSPACES_DIR": str(base / "ws"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    port = _free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = (ARTIFACTS / "lab-server.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
+                             f"--port={port}", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
+                             "--allow-root", "--LabApp.expose_app_in_browser=True"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"jupyter lab did not start; see {ARTIFACTS / 'lab-server.log'}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
+
+
+@pytest.fixture
+def lab_page(lab):
+    """A Chromium page that records console errors in ``page.console_errors``."""
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.console_errors = []
+        page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+        page.on("pageerror", lambda e: page.console_errors.append(str(e)))
+        try:
+            yield page
+        finally:
+            browser.close()

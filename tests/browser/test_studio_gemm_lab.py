@@ -1,0 +1,51 @@
+"""A real JupyterLab in Chromium: the Hopper GEMM Studio of tutorial 03 shows all its parts and reacts to edits."""
+
+from __future__ import annotations
+
+import pytest
+from labkit import ARTIFACTS, open_and_run, set_field
+
+pytestmark = pytest.mark.browser
+
+
+def test_gemm_studio_shows_every_part_and_follows_edits(lab, lab_page):
+    try:
+        _drive(lab, lab_page)
+    except Exception:
+        lab_page.screenshot(path=str(ARTIFACTS / "gemm-failure.png"))
+        raise
+
+
+def _drive(lab, page) -> None:
+    from playwright.sync_api import expect
+
+    open_and_run(page, lab, "03_memory_and_aliasing.ipynb")
+    studio = page.locator(".tslab-studio")
+    studio.wait_for(timeout=120_000)
+    expect(page.locator(".jp-RenderedText pre", has_text="SAFE 32800 B instead of 16416 B")).to_have_count(
+        1, timeout=90_000)  # the notebook's last cell has run
+    studio.scroll_into_view_if_needed()
+    badge = studio.locator(".tslab-studio-badge .tslab-badge")
+    expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
+    panels = studio.locator(".tslab-pipeline-panel")
+    expect(panels).to_have_count(2)  # smem_ab and smem_epi
+    expect(studio.locator(".tslab-task-column")).to_have_count(3)  # LoadTask, MmaTask, EpilogueTask
+    expect(studio.locator(".tslab-swimlane")).to_contain_text("MmaTask")
+    expect(studio.locator(".js-plotly-plot")).to_have_count(2)  # the SMEM map and the what-if without aliasing
+    expect(studio.locator(".tslab-studio-states")).to_contain_text("131")
+    page.screenshot(path=str(ARTIFACTS / "gemm-1-safe.png"))
+
+    smem_ab = panels.filter(has_text="smem_ab").first
+    summary = studio.locator(".tslab-layout-text")
+    before = summary.inner_text()
+    set_field(smem_ab, "num_stages", 8)  # 8 x 32 KiB of A/B tiles: over 227 KiB
+    expect(badge).to_have_attribute("data-status", "CAPACITY", timeout=30_000)
+    expect(badge).to_contain_text("exceeds hardware capacity")
+    expect(summary).not_to_have_text(before)
+    page.screenshot(path=str(ARTIFACTS / "gemm-2-capacity.png"))
+    set_field(smem_ab, "num_stages", 4)
+    expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
+    expect(summary).to_have_text(before)
+
+    assert page.get_by_text("Error displaying widget").count() == 0
+    assert page.console_errors == []
