@@ -7,7 +7,7 @@ import pytest
 from fixtures import ring_copy
 
 import tslab
-from tslab.capture_cli import add_arguments, capture_target, is_target, parse_arg, parse_args, parse_target
+from tslab.capture.cli import add_arguments, capture_target, is_target, parse_arg, parse_args, parse_target
 
 
 def test_parse_target():

@@ -11,8 +11,8 @@ import os
 import pytest
 
 import tslab
-from tslab._ts_report import result_word
-from tslab.capture_cli import capture_target_all
+from tslab.capture.cli import capture_target_all
+from tslab.capture.ts_report import result_word
 
 KERNEL = os.environ.get("TSLAB_EXTERNAL_KERNEL", "")
 pytestmark = pytest.mark.skipif(not os.path.isfile(KERNEL), reason="TSLAB_EXTERNAL_KERNEL names no file")

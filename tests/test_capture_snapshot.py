@@ -5,7 +5,7 @@ import pickle
 from cutlass.experimental.task_scheduling.resources import MemoryResource
 from fixtures import ring_copy
 
-from tslab._snapshot import Traced, dump, load, rekey
+from tslab.capture.snapshot import Traced, dump, load, rekey
 
 
 def test_rekey_replaces_old_ids_inside_containers_only():

@@ -3,7 +3,7 @@
 import os
 import time
 
-from tslab._worker import run_in_child
+from tslab.capture.worker import run_in_child
 
 
 def test_value_and_output_come_back():

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .capture_cli import add_arguments as add_capture_arguments
+from .capture.cli import add_arguments as add_capture_arguments
 from .errors import TslabError
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_INVALID = 0, 1, 2
@@ -32,7 +32,7 @@ def _parse_param(text: str) -> tuple[str, Any]:
 
 def load_design(target: str, params: list[str], *, args: list[str] = (), arch: str = "sm_90a") -> Any:
     """A design from a catalog name, a ``.json`` file, inline JSON text or a ``kernel.py::host_fn`` capture."""
-    from .capture_cli import capture_target, is_target
+    from .capture.cli import capture_target, is_target
     from .core.design import Design
     from .kernels import NAMES
 

@@ -15,7 +15,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import TslabError
+from ..errors import TslabError
 
 _PLAIN = (type(None), bool, int, float, str, bytes)
 _TS_MODULES = ("cutlass.experimental.task_scheduling", "cutlass.pipeline")

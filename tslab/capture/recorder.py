@@ -1,7 +1,7 @@
 """The worker side of a capture: compile a host function while recording each TaskManager it builds.
 
 For every ``TaskManager(...)`` the trace constructs, the arguments are copied out (see
-:mod:`tslab._snapshot`) before TS sees them, then TS runs as usual and prints its analysis. Each record is
+:mod:`tslab.capture.snapshot`) before TS sees them, then TS runs as usual and prints its analysis. Each record is
 written to its own file at once, so that what was built before a crash survives it.
 """
 
@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import _snapshot
-from ._worker import error_record
+from . import snapshot as _snapshot
+from .worker import error_record
 
 
 def record_trace(host_fn: Callable[..., Any], args: tuple, kwargs: dict, arch: str, spill: str) -> dict[str, Any]:

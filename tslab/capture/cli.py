@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .errors import TslabError
+from ..errors import TslabError
 
 _TENSOR = re.compile(r"^(?P<dtype>[A-Za-z][\w]*)\[(?P<shape>[\d\s,]+)\](?:@(?P<order>rowmajor|colmajor))?$")
 _KEYWORD = re.compile(r"^(?P<name>[A-Za-z_]\w*)=(?P<value>.+)$")
@@ -40,7 +40,7 @@ def parse_target(target: str) -> tuple[Path, str]:
 
 def parse_arg(text: str) -> Any:
     """One argument in the syntax above -> the value to pass (fake tensors and streams from tslab.fake)."""
-    from . import fake
+    from .. import fake
 
     spec = text.strip()
     match = _TENSOR.match(spec)
@@ -83,7 +83,7 @@ def parse_args(specs: list[str] | tuple[str, ...]) -> tuple[list[Any], dict[str,
 def capture_target_all(target: str, specs: list[str] | tuple[str, ...] = (), *, arch: str = "sm_90a",
                        timeout: float = 600.0) -> Any:
     """Every TaskManager of ``target`` (``PATH.py::FUNCTION``) traced with ``specs``: a CaptureResult."""
-    from .capture import capture_file_all
+    from .api import capture_file_all
 
     path, function = parse_target(target)
     args, kwargs = parse_args(specs)

@@ -8,8 +8,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from ._worker import ChildOutcome
-from .errors import TslabError
+from ..errors import TslabError
+from .worker import ChildOutcome
 
 BLACKWELL_PIPELINES = ("TmaUmma", "UmmaAsync", "AsyncUmma", "UmmaUmma", "ClcFetchAsync")
 _BLACKWELL_TEXT = re.compile(r"tcgen05|sm_?10\d|blackwell|\bumma\b|\btmem\b|cluster launch control", re.I)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import TslabError
+from ..errors import TslabError
 
 
 @dataclass

@@ -3,7 +3,7 @@
 ``capture(host_fn, *args)`` runs ``cute.compile(host_fn, *args, options="--gpu-arch <arch>")`` in a forked
 worker process with its output captured. While the trace runs, ``TaskManager.__init__`` is wrapped (in the
 worker only, and restored afterwards) to copy what each TaskManager is given: tasks, dependency graph,
-allocators and capacities. The copies come back without their DSL values (see :mod:`tslab._snapshot`) and
+allocators and capacities. The copies come back without their DSL values (see :mod:`tslab.capture.snapshot`) and
 become a :class:`~tslab.core.design.Design` that :func:`tslab.check` verifies with TS's own TaskManager
 and checker. A crash of the trace (an MLIR abort) ends the worker, never the caller.
 """
@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import _snapshot
-from ._capture_errors import crash_error, trace_error, user_frame
-from ._recorder import read_spill, record_trace
-from ._ts_report import SECTIONS, sections
-from ._worker import ChildOutcome, error_record, run_in_child
-from .core.check import check
-from .core.design import Design
-from .core.verdict import Verdict
-from .errors import TslabError
+from ..core.check import check
+from ..core.design import Design
+from ..core.verdict import Verdict
+from ..errors import TslabError
+from . import snapshot as _snapshot
+from .errors import crash_error, trace_error, user_frame
+from .recorder import read_spill, record_trace
+from .ts_report import SECTIONS, sections
+from .worker import ChildOutcome, error_record, run_in_child
 
 
 class CaptureError(TslabError):
@@ -135,7 +135,7 @@ def capture_file_all(path: str | os.PathLike[str], function: str, *args: Any, ar
     if host_fn is None:
         found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
                        and getattr(v, "__module__", None) == module.__name__)
-        from .errors import did_you_mean
+        from ..errors import did_you_mean
 
         hint = did_you_mean(function, found)
         raise TslabError(f"kernel file '{path}': has no function '{function}'; {hint}")
@@ -152,7 +152,7 @@ def import_kernel_file(path: str | os.PathLike[str]) -> Any:
     mod_name = f"tslab_kernel_{stem}_{digest}"
     if mod_name in sys.modules:
         return sys.modules[mod_name]
-    from .fake import torch_stand_in
+    from ..fake import torch_stand_in
 
     spec = importlib.util.spec_from_file_location(mod_name, file)
     assert spec is not None and spec.loader is not None
