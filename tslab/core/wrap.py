@@ -33,28 +33,79 @@ class AllocationHolder:
 
 
 class BarrierOnly:
-    """A pipelined resource as seen by ``SmemAllocator.add_resource`` for its barriers alone."""
+    """A pipelined resource as seen by ``SmemAllocator.add_resource`` for its barriers alone.
+
+    Reads the resource's pipeline when the allocator asks, so an edited ``num_stages`` counts.
+    """
 
     def __init__(self, resource: Any) -> None:
         self.name = resource.name
-        self.pipeline_config = resource.pipeline_config
-        self.pipeline_group = getattr(resource, "pipeline_group", None)
+        self._resource = resource
+
+    @property
+    def pipeline_config(self) -> Any:
+        return self._resource.pipeline_config
+
+    @property
+    def pipeline_group(self) -> Any:
+        return getattr(self._resource, "pipeline_group", None)
 
     def get_smem_requirements(self) -> list[Any]:
         return []
 
 
-def _split_items(items: Any, space: str) -> tuple[list[Any], list[list[list[str]]], list[Any]]:
+def _owners(resources: list[Any], space: str) -> dict[int, Any]:
+    """``id(allocation) -> resource`` for the allocations each resource declares."""
+    owners: dict[int, Any] = {}
+    for res in resources:
+        try:
+            declared = getattr(res, f"get_{space}_requirements")()
+        except Exception:  # a resource that cannot say (e.g. it needs a trace) keeps its allocations as laid out
+            continue
+        for alloc in declared:
+            owners.setdefault(id(alloc), res)
+    return owners
+
+
+def _from_allocator(allocator: Any, space: str, resources: list[Any]) -> list[Any]:
+    """An allocator's contents as blueprint entries, in its order.
+
+    An allocation a resource declares is registered through that resource again (so pipeline edits resize it
+    and its barriers), others as fixed allocations.
+    """
+    listed = list(allocator._allocations)
+    for group in allocator._alias_groups:
+        listed += [a for phase in group for a in phase if all(a is not b for b in listed)]
+    with_barriers = {id(r) for r in getattr(allocator, "_barrier_resources", [])}
+    owners = {k: r for k, r in _owners(resources, space).items()
+              if getattr(r, "pipeline_config", None) is None or id(r) in with_barriers}
+    out: list[Any] = []
+    added: set[int] = set()
+    loose: list[Any] = []
+    for alloc in listed:
+        owner = owners.get(id(alloc))
+        if owner is None:
+            loose.append(alloc)
+            continue
+        if loose:
+            out.append(AllocationHolder(f"{space}-allocations-{len(out)}", **{space: loose}))
+            loose = []
+        if id(owner) not in added:
+            out.append(owner)
+            added.add(id(owner))
+    if loose:
+        out.append(AllocationHolder(f"{space}-allocations-{len(out)}", **{space: loose}))
+    out += [BarrierOnly(r) for r in getattr(allocator, "_barrier_resources", []) if id(r) not in added]
+    return out
+
+
+def _split_items(items: Any, space: str, resources: list[Any]) -> tuple[list[Any], list[list[list[str]]], list[Any]]:
     """Allocator contents as blueprint resources, alias groups by name, and pipeline groups."""
     if items is None:
         return [], [], []
     if isinstance(items, _LayoutAllocator):
         groups = [[[a.name for a in phase] for phase in g] for g in items._alias_groups]
-        grouped = [a for g in items._alias_groups for phase in g for a in phase]
-        allocs = list(items._allocations) + [a for a in grouped if a not in items._allocations]
-        out: list[Any] = [AllocationHolder(f"{space}-allocations", **{space: allocs})]
-        out += [BarrierOnly(r) for r in getattr(items, "_barrier_resources", [])]
-        return out, groups, list(getattr(items, "_barrier_groups", []))
+        return _from_allocator(items, space, resources), groups, list(getattr(items, "_barrier_groups", []))
     out = []
     loose = []
     for item in items:
@@ -80,8 +131,10 @@ def blueprint_source(tasks: list[Any], graph: dict[Any, list[Any]], *, smem_allo
     if not isinstance(graph, dict):
         raise DesignError("input", "from_tasks", "resource_dependency_graph is not a dict",
                           "pass {downstream_resource: [upstream_resources]}")
-    smem, smem_groups, pipeline_groups = _split_items(smem_allocations, "smem")
-    tmem, tmem_groups, _ = _split_items(tmem_allocations, "tmem")
+    resources = list({id(r): r for t in tasks for r in (*t.src_resources, *t.dst_resources)}.values())
+    resources += [r for down, ups in graph.items() for r in (down, *ups) if all(r is not x for x in resources)]
+    smem, smem_groups, pipeline_groups = _split_items(smem_allocations, "smem", resources)
+    tmem, tmem_groups, _ = _split_items(tmem_allocations, "tmem", resources)
     if alias_groups is not None:
         smem_groups = [[[a if isinstance(a, str) else a.name for a in phase] for phase in g] for g in alias_groups]
     bundle = (list(tasks), dict(graph), smem, tmem, pipeline_groups, dma_consumer_release_labels)
