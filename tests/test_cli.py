@@ -65,3 +65,12 @@ def test_export_refuses_the_gemm_design_with_the_reason(capsys):
 def test_smem_capacity_option(capsys):
     assert main(["check", "demo_overflow", "--smem-capacity", "300000"]) == 0
     assert "/ 300000 B" in capsys.readouterr().out
+
+
+def test_trace_as_text_and_as_json(capsys):
+    assert main(["check", "demo_deadlock", "--trace"]) == 1
+    out = capsys.readouterr().out
+    assert "=> DEADLOCK at cursors (7, 1)" in out
+    assert main(["check", "demo_deadlock", "--trace", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["trace"]["fault"]["kind"] == "deadlock"

@@ -67,7 +67,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     design = load_design(args.design, args.param or [], args=args.arg, arch=args.arch)
     verdict = check(design, max_states=args.max_states, smem_capacity=args.smem_capacity or smem_capacity())
     if args.json:
-        print(json.dumps(verdict.summary(), indent=2, default=str))
+        summary = verdict.summary()
+        if args.trace and verdict.trace is not None:
+            summary["trace"] = verdict.trace.to_dict()
+        print(json.dumps(summary, indent=2, default=str))
     else:
         print(verdict.text())
         print(f"  checked in {verdict.seconds:.3f} s")
