@@ -74,3 +74,14 @@ def test_trace_as_text_and_as_json(capsys):
     assert main(["check", "demo_deadlock", "--trace", "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["trace"]["fault"]["kind"] == "deadlock"
+
+
+def test_lab_starts_the_jupyterlab_of_this_python(monkeypatch, capsys):
+    import subprocess
+    import sys as _sys
+
+    calls = []
+    monkeypatch.setattr(subprocess, "call", lambda cmd, env=None: calls.append(cmd) or 0)
+    assert main(["lab"]) == 0
+    assert calls[0][:4] == [_sys.executable, "-m", "jupyter", "lab"]
+    assert calls[0][4].endswith("notebooks")

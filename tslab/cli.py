@@ -6,9 +6,9 @@ Exit codes of ``tslab check``: 0 safe, 1 unsafe or not proven, 2 invalid input (
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,10 +85,9 @@ def _cmd_lab(args: argparse.Namespace) -> int:
     notebooks = Path(args.dir) if args.dir else Path(__file__).resolve().parent.parent / "notebooks"
     if not notebooks.is_dir():
         raise TslabError(f"tutorials folder {str(notebooks)!r} not found; pass --dir PATH to the notebooks")
-    jupyter = shutil.which("jupyter")
-    if jupyter is None:
-        raise TslabError("JupyterLab is not installed; run: pip install 'tslab[lab]'")
-    cmd = [jupyter, "lab", str(notebooks), *args.extra]
+    if importlib.util.find_spec("jupyterlab") is None:
+        raise TslabError("JupyterLab is not installed beside tslab; run: pip install 'tslab[lab]'")
+    cmd = [sys.executable, "-m", "jupyter", "lab", str(notebooks), *args.extra]
     print("$ " + " ".join(cmd), flush=True)
     return subprocess.call(cmd, env=os.environ.copy())
 
