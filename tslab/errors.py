@@ -61,6 +61,11 @@ class DesignError(TslabError, ValueError):
         return self.issue.hint
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (its type name when it has none), for an Issue or an error."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
     """A 'did you mean' suffix for an unknown name, listing what is allowed."""
     import difflib

@@ -16,7 +16,7 @@ from cutlass.experimental.task_scheduling.resources import MemoryResource
 from cutlass.experimental.task_scheduling.schedule_builder import ScheduleResult
 from cutlass.experimental.task_scheduling.task import Task
 
-from ..errors import DesignError, did_you_mean
+from ..errors import DesignError, did_you_mean, one_line
 from . import pipeline_fields
 from .steps import steps_to_legacy
 
@@ -110,7 +110,7 @@ def apply_pipeline(bp: Blueprint, resource: str, fields: dict[str, Any]) -> None
         res.pipeline_config = dataclasses.replace(cfg, **values)
     except (ValueError, TypeError, AssertionError) as exc:
         first = next(iter(values)) if len(values) == 1 else ", ".join(values)
-        raise DesignError("invalid-config", f"{where} field '{first}'", _one_line(exc),
+        raise DesignError("invalid-config", f"{where} field '{first}'", one_line(exc),
                           _pipeline_hint(values, cfg)) from None
 
 
@@ -138,7 +138,7 @@ def apply_schedule(bp: Blueprint, task_name: str, steps: tuple) -> None:
                    warp_idx=old.warp_idx, num_warps=old.num_warps, num_registers=old.num_registers,
                    run_only_on_cta_id=old.run_only_on_cta_id, schedule=result)
     except (ValueError, TypeError, KeyError, AssertionError) as exc:
-        raise DesignError("schedule", f"task '{task_name}'", _one_line(exc),
+        raise DesignError("schedule", f"task '{task_name}'", one_line(exc),
                           "check each step's resource, stage and section") from None
     position = next(i for i, t in enumerate(bp.tasks) if t is old)  # TS Tasks compare equal by value
     bp.tasks[position] = new
@@ -232,8 +232,3 @@ def _check_stages(bp: Blueprint) -> None:
             raise DesignError("invalid-config", f"resource '{name}' field 'num_stages'",
                               f"num_stages={cfg.num_stages!r} must be a positive int",
                               "use at least 1 stage (2 or more to overlap producer and consumer)")
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return " ".join(text.split())

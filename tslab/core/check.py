@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
-from ..errors import DesignError, Issue
+from ..errors import DesignError, Issue, one_line
 from .blueprint import DEFAULT_SMEM_CAPACITY, DEFAULT_TMEM_CAPACITY, Lowered
 from .checker import CheckerResult, run_checker
 from .output import captured_stdout
@@ -109,7 +109,7 @@ def check(design: Any, *, max_states: int = 1_000_000, smem_capacity: int | None
     except DesignError as exc:
         return _empty_verdict(design, exc.issue, started)
     except (AssertionError, ValueError, TypeError, KeyError, ZeroDivisionError, RuntimeError) as exc:
-        return _empty_verdict(design, Issue("input", "design", " ".join(str(exc).split()) or type(exc).__name__,
+        return _empty_verdict(design, Issue("input", "design", one_line(exc),
                                             "check the design's parameters and overrides"), started)
     return verify(design, lowered, max_states=max_states, smem_capacity=smem_capacity, started=started)
 
@@ -134,14 +134,14 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
                         dma_consumer_release_labels=bp.dma_consumer_release_labels,
                         assume_pdl_wait_completed=bp.assume_pdl_wait_completed)
         except Exception as exc:  # TS raised outside its own checks: report it, keep the kernel alive
-            errors.append(Issue("schedule", "TaskManager", " ".join(str(exc).split()) or type(exc).__name__,
+            errors.append(Issue("schedule", "TaskManager", one_line(exc),
                                 _HINTS["schedule"]))
         try:
             result = run_checker(bp.tasks, max_states=max_states, record=True,
                                  assume_pdl_wait_completed=bp.assume_pdl_wait_completed)
         except Exception as exc:
             result = CheckerResult(verdict="not-run", max_states=max_states)
-            errors.append(Issue("schedule", "exhaustive checker", " ".join(str(exc).split()) or type(exc).__name__,
+            errors.append(Issue("schedule", "exhaustive checker", one_line(exc),
                                 "fix the structural errors above first"))
     other = []
     for w in caught:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import DesignError, did_you_mean
+from ..errors import DesignError, did_you_mean, one_line
 from . import pipeline_fields
 from .blueprint import Blueprint, Lowered, lower
 from .steps import Step, normalize_steps, steps_from_task
@@ -181,7 +181,7 @@ class Design:
         except DesignError:
             raise
         except Exception as exc:
-            raise DesignError("invalid-config", where, " ".join(str(exc).split()) or type(exc).__name__,
+            raise DesignError("invalid-config", where, one_line(exc),
                               "TS cannot build the design with this edit; undo it or change the value") from None
         return self
 
@@ -205,7 +205,7 @@ class Design:
         except Exception as exc:  # TS refused the kernel's own objects for these parameters
             args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
             raise DesignError("input", f"kernel '{self._kernel}'", f"cannot be built with {args}: "
-                              + " ".join(str(exc).split()), "change the parameters TS names in the message") from None
+                              + one_line(exc), "change the parameters TS names in the message") from None
 
     def lower(self) -> Lowered:
         """Fresh TS objects with this design's overrides applied and memory laid out."""

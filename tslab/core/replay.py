@@ -10,7 +10,7 @@ from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 
-from ..errors import DesignError, TslabError
+from ..errors import DesignError, TslabError, one_line
 from . import trace as hook
 from .checker import CheckerResult, CheckerRun, planned_runs
 from .trace_model import Entry, Fault, NextOp, Op, State, Step, Trace
@@ -162,7 +162,7 @@ def checker_call(tasks: list[Any], run: CheckerRun, *, max_states: int, early_ex
     except TslabError:
         raise
     except Exception as exc:
-        raise DesignError("schedule", "exhaustive checker", " ".join(str(exc).split()) or type(exc).__name__,
+        raise DesignError("schedule", "exhaustive checker", one_line(exc),
                           "run tslab.check(design) and fix the structural errors it reports first") from None
 
 
