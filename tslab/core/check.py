@@ -156,9 +156,10 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
     errors.extend(checker_issues)
     smem, tmem = lowered.smem_allocator, lowered.tmem_allocator
     counterexample = trace_from_result(bp.tasks, result, getattr(design, "kernel", "design"))
+    layout = layout_table(smem, tmem)
     return Verdict(
-        design=design, errors=errors, layout=layout_table(smem, tmem), schedule=schedule_table(bp.tasks),
+        design=design, errors=errors, layout=layout, schedule=schedule_table(bp.tasks),
         checker=result, report=out.getvalue(), smem_total=smem.total if smem else 0, smem_capacity=capacity,
         tmem_total=tmem.total if tmem else 0, tmem_capacity=tmem_capacity,
-        barrier_bytes=smem.barrier_smem_bytes if smem else 0, alias_savings=alias_savings(smem),
+        barrier_bytes=smem.barrier_smem_bytes if smem else 0, alias_savings=alias_savings(layout, smem),
         seconds=time.perf_counter() - started, warnings=other, trace=counterexample)

@@ -44,11 +44,11 @@ def layout_table(smem: Any, tmem: Any) -> pd.DataFrame:
     return frame.astype({"alias_group": "Int64", "phase": "Int64"})
 
 
-def alias_savings(smem: Any) -> int:
-    """Bytes aliasing saves: the sum of all allocation sizes minus the laid-out total."""
+def alias_savings(layout: pd.DataFrame, smem: Any) -> int:
+    """Bytes aliasing saves: the sum of the SMEM allocation sizes in ``layout`` minus the laid-out total."""
     if smem is None:
         return 0
-    return sum(r["size"] for r in _allocator_rows(smem, "smem")) - smem.total
+    return int(layout.loc[layout["space"] == "smem", "size"].sum()) - smem.total
 
 
 def schedule_table(tasks: list[Any]) -> pd.DataFrame:
