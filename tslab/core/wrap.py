@@ -46,6 +46,10 @@ class BarrierOnly:
     def pipeline_config(self) -> Any:
         return self._resource.pipeline_config
 
+    @pipeline_config.setter
+    def pipeline_config(self, config: Any) -> None:  # TS's assign_barrier_ptrs sets barrier_ptr through it
+        self._resource.pipeline_config = config
+
     @property
     def pipeline_group(self) -> Any:
         return getattr(self._resource, "pipeline_group", None)
@@ -99,7 +103,7 @@ def _from_allocator(allocator: Any, space: str, resources: list[Any]) -> list[An
     return out
 
 
-def _split_items(items: Any, space: str, resources: list[Any]) -> tuple[list[Any], list[list[list[str]]], list[Any]]:
+def split_items(items: Any, space: str, resources: list[Any]) -> tuple[list[Any], list[list[list[str]]], list[Any]]:
     """Allocator contents as blueprint resources, alias groups by name, and pipeline groups."""
     if items is None:
         return [], [], []
@@ -133,8 +137,8 @@ def blueprint_source(tasks: list[Any], graph: dict[Any, list[Any]], *, smem_allo
                           "pass {downstream_resource: [upstream_resources]}")
     resources = list({id(r): r for t in tasks for r in (*t.src_resources, *t.dst_resources)}.values())
     resources += [r for down, ups in graph.items() for r in (down, *ups) if all(r is not x for x in resources)]
-    smem, smem_groups, pipeline_groups = _split_items(smem_allocations, "smem", resources)
-    tmem, tmem_groups, _ = _split_items(tmem_allocations, "tmem", resources)
+    smem, smem_groups, pipeline_groups = split_items(smem_allocations, "smem", resources)
+    tmem, tmem_groups, _ = split_items(tmem_allocations, "tmem", resources)
     if alias_groups is not None:
         smem_groups = [[[a if isinstance(a, str) else a.name for a in phase] for phase in g] for g in alias_groups]
     bundle = (list(tasks), dict(graph), smem, tmem, pipeline_groups, dma_consumer_release_labels)
