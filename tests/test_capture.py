@@ -88,7 +88,15 @@ def test_a_captured_design_takes_edits(ring):
     broken = design.with_schedule("DrainTask", steps)
     verdict = tslab.check(broken)
     assert not verdict.ok
-    assert tslab.check(design.with_pipeline("stripRing", num_stages=2)).ok
+    # The kernel sizes its ring from its `stages` argument, not from the pipeline: a pipeline edit alone is
+    # not the kernel that would run, and the verdict says so; the knob edit re-traces it.
+    unfaithful = tslab.check(design.with_pipeline("stripRing", num_stages=2))
+    assert unfaithful.status == "INVALID"
+    assert [e.kind for e in unfaithful.errors] == ["unfaithful-edit"]
+    assert "knob `stages` (3)" in unfaithful.errors[0].hint
+    knob = tslab.check(design.with_knobs(stages=2))
+    assert knob.ok
+    assert knob.smem_total == 2 * 128 * 2
 
 
 def test_capture_file_imports_the_kernel_by_path():

@@ -8,8 +8,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-IssueKind = Literal["invalid-config", "capacity", "deadlock", "race", "pdl-order", "schedule", "input"]
-ISSUE_KINDS: tuple[str, ...] = ("invalid-config", "capacity", "deadlock", "race", "pdl-order", "schedule", "input")
+IssueKind = Literal["invalid-config", "capacity", "deadlock", "race", "pdl-order", "schedule", "input",
+                    "unfaithful-edit"]
+ISSUE_KINDS: tuple[str, ...] = ("invalid-config", "capacity", "deadlock", "race", "pdl-order", "schedule", "input",
+                                "unfaithful-edit")
 
 
 @dataclass(frozen=True)

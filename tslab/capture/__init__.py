@@ -5,7 +5,20 @@
 into messages naming the kernel's own file and line; ``cli`` is the ``tslab check PATH.py::FUNCTION`` side.
 """
 
-from .api import CapturedManager, CaptureError, CaptureResult, capture, capture_all, capture_file, capture_file_all
+from ..core.design import register_source_loader
+from .api import (
+    CapturedManager,
+    CaptureError,
+    CaptureResult,
+    capture,
+    capture_all,
+    capture_call,
+    capture_file,
+    capture_file_all,
+)
+from .source import KernelSource, load_captured
 
-__all__ = ["CaptureError", "CaptureResult", "CapturedManager", "capture", "capture_all", "capture_file",
-           "capture_file_all"]
+register_source_loader(load_captured)
+
+__all__ = ["CaptureError", "CaptureResult", "CapturedManager", "KernelSource", "capture", "capture_all",
+           "capture_call", "capture_file", "capture_file_all"]

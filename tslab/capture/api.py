@@ -18,17 +18,19 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..core.check import check
+from ..core.construction import Edits
 from ..core.design import Design
 from ..core.verdict import Verdict
 from ..errors import TslabError
 from . import snapshot as _snapshot
 from .errors import crash_error, trace_error, user_frame
-from .recorder import read_spill, record_trace
+from .recorder import compile_call, read_spill, record_trace
+from .source import KernelSource, remember
 from .ts_report import SECTIONS, sections
 from .worker import ChildOutcome, error_record, run_in_child
 
@@ -50,6 +52,7 @@ class CapturedManager:
     options: dict[str, Any]
     traced_values: list[str]
     ts_error: str | None = None
+    traced: Design | None = None  # the objects this trace built, as they are (``design`` re-traces on edits)
 
     def agreement(self, verdict: Verdict | None = None) -> dict[str, bool]:
         """Per section TS printed during the trace (schedule, smem, checker): does a re-check print the same?
@@ -98,27 +101,80 @@ class CaptureResult:
 
 
 def capture(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeout: float = 600.0,
-            name: str | None = None, **kwargs: Any) -> Design:
+            name: str | None = None, frontend: Any = None, options: str = "", **kwargs: Any) -> Design:
     """The design of the first TaskManager that tracing ``host_fn(*args, **kwargs)`` for ``arch`` builds.
 
     ``args`` are what ``cute.compile`` takes: fake tensors and streams from :mod:`tslab.fake` work without
-    a GPU. Raises :class:`CaptureError` when the trace fails or builds no TaskManager; when TS itself rejects
-    a TaskManager during the trace, the design is still returned so that ``tslab.check`` can show why.
+    a GPU. ``frontend`` and ``options`` are passed on as ``cute.compile[frontend](..., options=...)``, as the
+    kernel's authors compile it (e.g. ``frontend=cute.FrontendNext``). Raises :class:`CaptureError` when the
+    trace fails or builds no TaskManager; when TS itself rejects a TaskManager during the trace, the design is
+    still returned so that ``tslab.check`` can show why. Edits of the design re-trace the kernel.
     """
-    return capture_all(host_fn, *args, arch=arch, timeout=timeout, name=name, **kwargs).design
+    return capture_all(host_fn, *args, arch=arch, timeout=timeout, name=name, frontend=frontend, options=options,
+                       **kwargs).design
 
 
 def capture_all(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeout: float = 600.0,
-                name: str | None = None, **kwargs: Any) -> CaptureResult:
+                name: str | None = None, frontend: Any = None, options: str = "", _edits: Edits | None = None,
+                _retrace: bool = False, _file: tuple[Path, str, str] | None = None, **kwargs: Any) -> CaptureResult:
     """Every TaskManager built while tracing ``host_fn(*args, **kwargs)`` for ``arch``, as designs."""
     if not callable(host_fn):
         raise TslabError(f"capture: host_fn={host_fn!r} is not callable; pass the @cute.jit host function")
     _check_arch(arch)
     label = name or getattr(host_fn, "__qualname__", None) or getattr(host_fn, "__name__", "kernel")
+    call = compile_call(host_fn, args, kwargs, arch, frontend=frontend, options=options)
+    result = _traced(call, label, arch, timeout, _edits, hint=_frontend_hint(frontend, options))
+    if _retrace:
+        return result
+    file, text, function = _file if _file is not None else (None, None, "")
+    source = KernelSource(label=label, host_fn=host_fn, args=args, kwargs=kwargs, arch=arch, file=file,
+                          file_text=text, function=function, frontend=frontend, options=options, timeout=timeout)
+    remember(source.cache_key(Edits()), result)
+    return _with_sources(result, source)
+
+
+def capture_call(fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeout: float = 600.0,
+                 name: str | None = None, **kwargs: Any) -> CaptureResult:
+    """Every TaskManager built while ``fn(*args, **kwargs)`` runs: a library's own "compile this kernel"
+    function, an autotuner, a test. ``fn`` runs in the worker process with ``CUTE_DSL_ARCH=arch`` set.
+
+    The designs check and replay like any other; edits of them are checked on the captured objects (a
+    callable cannot be re-traced with knobs: capture its host function for that).
+    """
+    if not callable(fn):
+        raise TslabError(f"capture_call: fn={fn!r} is not callable; pass the function that compiles the kernel")
+    _check_arch(arch)
+    label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "call")
+
+    def call() -> Any:
+        os.environ["CUTE_DSL_ARCH"] = arch
+        return fn(*args, **kwargs)
+
+    return _traced(call, label, arch, timeout, None, hint="")
+
+
+def _traced(call: Callable[[], Any], label: str, arch: str, timeout: float, edits: Edits | None,
+            hint: str) -> CaptureResult:
     with tempfile.TemporaryDirectory(prefix="tslab-trace-") as spill:
-        outcome = run_in_child(lambda: record_trace(host_fn, args, kwargs, arch, spill), timeout=timeout)
+        outcome = run_in_child(lambda: record_trace(call, spill, edits), timeout=timeout)
         spilled = read_spill(spill)
-    return _result(outcome, spilled, label, arch)
+    return _result(outcome, spilled, label, arch, hint)
+
+
+def _frontend_hint(frontend: Any, options: str) -> str:
+    """What to try when a trace fails: the frontend and options are likelier culprits than the kernel."""
+    if frontend is None:
+        return ("if the kernel's authors compile it with another frontend or options (for example "
+                "cute.compile[cute.FrontendNext]), pass frontend=cute.FrontendNext and options=... to capture")
+    return f"the trace used frontend={getattr(frontend, '__name__', frontend)} options={options!r}; check both"
+
+
+def _with_sources(result: CaptureResult, source: KernelSource) -> CaptureResult:
+    """The result with each manager's public design re-traceable through ``source``."""
+    for i, manager in enumerate(result.managers):
+        manager.traced = manager.design
+        manager.design = Design.captured(replace(source, index=i, label=manager.design.kernel))
+    return result
 
 
 def capture_file(path: str | os.PathLike[str], function: str, *args: Any, arch: str = "sm_90a",
@@ -139,7 +195,9 @@ def capture_file_all(path: str | os.PathLike[str], function: str, *args: Any, ar
 
         hint = did_you_mean(function, found)
         raise TslabError(f"kernel file '{path}': has no function '{function}'; {hint}")
-    return capture_all(host_fn, *args, arch=arch, timeout=timeout, name=function, **kwargs)
+    file = Path(path).expanduser().resolve()
+    return capture_all(host_fn, *args, arch=arch, timeout=timeout, name=function,
+                       _file=(file, file.read_text(), function), **kwargs)
 
 
 def import_kernel_file(path: str | os.PathLike[str]) -> Any:
@@ -175,7 +233,8 @@ def _check_arch(arch: str) -> None:
                          "'sm_100a' (Blackwell)")
 
 
-def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str) -> CaptureResult:
+def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str,
+            hint: str = "") -> CaptureResult:
     error = outcome.error or (outcome.value or {}).get("error")
     ts_failed = any("ts_error" in e for e in entries)
     if outcome.crashed or (error is not None and not ts_failed):
@@ -184,7 +243,7 @@ def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, ar
         except TslabError:
             partial = None
         failure = crash_error(outcome, entries, label, arch) if outcome.crashed else \
-            trace_error(error, entries, label, arch, outcome.stderr)
+            trace_error(error, entries, label, arch, outcome.stderr, hint)
         raise CaptureError(str(failure), partial)
     if not entries:
         raise CaptureError(f"capture of '{label}': no TaskManager was built during the trace; capture opens "

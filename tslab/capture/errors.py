@@ -38,16 +38,24 @@ def arch_error(label: str, arch: str, reason: str, detail: str) -> TslabError:
                       f"Trace error: {detail}")
 
 
+#: DSL trace errors that a kernel written for another frontend (or other compile options) raises.
+FRONTEND_CODES = ("TYPE_DYNAMIC_EXPR_UNSUPPORTED", "TYPE_UNSTABLE_JOIN", "CONTAINER_STRUCTURE_CHANGED")
+
+
 def trace_error(error: dict[str, Any], entries: list[dict[str, Any]], label: str, arch: str,
-                stderr: str) -> TslabError:
+                stderr: str, frontend_hint: str = "") -> TslabError:
     """The error for a trace that raised: the kernel's own file and line, or the arch it cannot run on."""
     detail = f"{error['type']}: {_first_lines(error['message'])}"
     where = user_frame(error["frames"]) or _message_location(error["message"])
     reason = blackwell_reason(entries, error["message"] + stderr, arch)
     if reason:
         return arch_error(label, arch, reason, f"{detail} (raised{where})" if where else detail)
-    return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; fix the kernel "
-                      "there (or the arguments passed to capture)")
+    if frontend_hint and any(code in error["message"] for code in FRONTEND_CODES):
+        return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; this is what a kernel "
+                          f"written for another DSL frontend raises: {frontend_hint}")
+    more = f" ({frontend_hint})" if frontend_hint else ""
+    return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; check the arguments "
+                      f"passed to capture, then the kernel there{more}")
 
 
 def crash_error(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str) -> TslabError:

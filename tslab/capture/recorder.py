@@ -7,34 +7,34 @@ written to its own file at once, so that what was built before a crash survives 
 
 from __future__ import annotations
 
-import inspect
 import os
 import pickle
 import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..core.construction import Edits, bind_arguments, edited_arguments
 from . import snapshot as _snapshot
 from .worker import error_record
 
 
-def record_trace(host_fn: Callable[..., Any], args: tuple, kwargs: dict, arch: str, spill: str) -> dict[str, Any]:
-    """Compile ``host_fn`` with every TaskManager construction recorded into ``spill`` (one file each).
+def record_trace(call: Callable[[], Any], spill: str, edits: Edits | None = None) -> dict[str, Any]:
+    """Run ``call()`` (a compile) with every TaskManager construction recorded into ``spill`` (one file each).
 
-    Runs in the worker: the wrapper on ``TaskManager.__init__`` lives only for this compile and only in this
-    process, and is removed in ``finally``. Returns the trace's error record, if it failed.
+    With ``edits``, each TaskManager's arguments get the design's edits applied first (the same lowering
+    ``tslab.check`` uses), so the record is what the kernel builds under those edits. Runs in the worker: the
+    wrapper on ``TaskManager.__init__`` lives only for this call and only in this process, and is removed in
+    ``finally``. Returns the trace's error record, if it failed.
     """
-    from cutlass import cute
     from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
     original = TaskManager.__init__
-    signature = inspect.signature(original)
     count = [0]
 
     def recording_init(self: Any, *a: Any, **kw: Any) -> None:
-        bound = signature.bind(self, *a, **kw)
-        bound.apply_defaults()
-        p = bound.arguments
+        p = bind_arguments(original, self, a, kw)
+        if edits:
+            p = edited_arguments(p, edits)
         sys.stdout.flush()
         entry: dict[str, Any] = {"start": os.lseek(1, 0, os.SEEK_CUR), "options": _options(p)}
         bundle = {"tasks": list(p["tasks"]), "graph": dict(p["resource_dependency_graph"] or {}),
@@ -52,7 +52,7 @@ def record_trace(host_fn: Callable[..., Any], args: tuple, kwargs: dict, arch: s
         entry["options"]["pipeline_groups"] = len(getattr(bundle["smem_allocator"], "_barrier_groups", ()) or ())
         _spill(spill, count[0], entry)
         try:
-            original(self, *a, **kw)
+            original(self, **p)
         except Exception as exc:
             entry["ts_error"] = f"{type(exc).__name__}: {exc}"
             raise
@@ -64,13 +64,26 @@ def record_trace(host_fn: Callable[..., Any], args: tuple, kwargs: dict, arch: s
 
     TaskManager.__init__ = recording_init
     try:
-        cute.compile(host_fn, *args, options=f"--gpu-arch {arch}", **kwargs)
+        call()
         error = None
     except BaseException as exc:
         error = error_record(exc)
     finally:
         TaskManager.__init__ = original
     return {"error": error}
+
+
+def compile_call(host_fn: Callable[..., Any], args: tuple, kwargs: dict, arch: str, *,
+                 frontend: Any = None, options: str = "") -> Callable[[], Any]:
+    """The compile a capture traces: ``cute.compile[frontend](host_fn, *args, options=..., **kwargs)``."""
+
+    def call() -> Any:
+        from cutlass import cute
+
+        compile_fn = cute.compile if frontend is None else cute.compile[frontend]
+        return compile_fn(host_fn, *args, options=f"--gpu-arch {arch} {options}".strip(), **kwargs)
+
+    return call
 
 
 def _options(p: dict[str, Any]) -> dict[str, Any]:

@@ -111,7 +111,14 @@ def check(design: Any, *, max_states: int = 1_000_000, smem_capacity: int | None
     except (AssertionError, ValueError, TypeError, KeyError, ZeroDivisionError, RuntimeError) as exc:
         return _empty_verdict(design, Issue("input", "design", one_line(exc),
                                             "check the design's parameters and overrides"), started)
-    return verify(design, lowered, max_states=max_states, smem_capacity=smem_capacity, started=started)
+    verdict = verify(design, lowered, max_states=max_states, smem_capacity=smem_capacity, started=started)
+    consistency = getattr(design, "consistency_issues", None)
+    if consistency is not None:
+        try:
+            verdict.errors.extend(consistency())
+        except DesignError as exc:
+            verdict.errors.append(exc.issue)
+    return verdict
 
 
 def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int | None = None,

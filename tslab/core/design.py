@@ -12,13 +12,21 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import DesignError, did_you_mean, one_line
+from ..errors import DesignError, TslabError, did_you_mean, one_line
 from . import pipeline_fields
 from .blueprint import Blueprint, Lowered, lower
 from .steps import Step, normalize_steps, steps_from_task
 
 FORMAT_VERSION = 1
 CUSTOM = "custom"
+#: Reads a captured design's JSON (registered by :mod:`tslab.capture`, which core does not import).
+_SOURCE_LOADER: Callable[[dict[str, Any]], Design] | None = None
+
+
+def register_source_loader(loader: Callable[[dict[str, Any]], Design]) -> None:
+    """Let :meth:`Design.from_dict` re-open captured designs (called once by ``tslab.capture``)."""
+    global _SOURCE_LOADER
+    _SOURCE_LOADER = loader
 
 
 def _plain(value: Any) -> Any:
@@ -75,7 +83,12 @@ class Design:
                 "alias_groups": copy.deepcopy(self._alias_groups)}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tslab_design": FORMAT_VERSION, "kernel": self._kernel, "params": self.params, **self.overrides}
+        """Plain data :meth:`from_dict` reads back; a captured design records its source and knobs."""
+        out = {"tslab_design": FORMAT_VERSION, "kernel": self._kernel, "params": self.params, **self.overrides}
+        if self.is_captured:
+            out["source"] = self._source.to_dict()
+            out["knobs"] = copy.deepcopy(self._source.knob_edits)
+        return out
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -95,10 +108,16 @@ class Design:
         if not isinstance(data, dict) or "kernel" not in data:
             raise DesignError("input", "design JSON", "has no 'kernel' key",
                               "pass the text written by Design.to_json()")
-        unknown = set(data) - {"tslab_design", "kernel", "params", "pipelines", "schedules", "alias_groups"}
+        unknown = set(data) - {"tslab_design", "kernel", "params", "pipelines", "schedules", "alias_groups",
+                               "source", "knobs"}
         if unknown:
             raise DesignError("input", "design JSON", f"unknown key {sorted(unknown)[0]!r}",
                               "keys are kernel, params, pipelines, schedules, alias_groups")
+        if "source" in data:
+            if _SOURCE_LOADER is None:
+                raise DesignError("input", "design JSON", "records a captured kernel, which needs tslab.capture",
+                                  "import tslab (it registers the loader) and read the design again")
+            return _SOURCE_LOADER(data)
         if data["kernel"] == CUSTOM:
             raise DesignError("input", "design JSON", "a custom design cannot be rebuilt from JSON alone",
                               "rebuild it with Design.from_tasks(...) and re-apply the overrides")
@@ -108,6 +127,24 @@ class Design:
                                   f"'{key}' must be an object")
         return cls(data["kernel"], data.get("params"), pipelines=data.get("pipelines"),
                    schedules=data.get("schedules"), alias_groups=data.get("alias_groups"))
+
+    @classmethod
+    def captured(cls, source: Any) -> Design:
+        """A design traced from a kernel by ``source`` (see :mod:`tslab.capture.source`): edits re-trace it."""
+        design = cls.__new__(cls)
+        design._kernel, design._params, design._source, design._cache = source.label, {}, source, {}
+        design._pipelines, design._schedules, design._alias_groups = {}, {}, None
+        return design
+
+    @property
+    def is_captured(self) -> bool:
+        """Whether this design re-traces its kernel (a captured kernel) rather than building catalog objects."""
+        return self._source is not None and hasattr(self._source, "knob_edits")
+
+    @property
+    def source(self) -> Any:
+        """Where a captured design comes from (file, host function, arguments, arch, knobs); None otherwise."""
+        return self._source if self.is_captured else None
 
     def _key(self) -> tuple:
         return (self.to_json(indent=None), id(self._source) if self._source else None)
@@ -126,8 +163,13 @@ class Design:
         edits += [f".with_schedule({t!r}, <{len(s)} steps>)" for t, s in self._schedules.items()]
         if self._alias_groups is not None:
             edits.append(f".with_alias_groups({self._alias_groups!r})")
-        head = (f"Design.from_tasks(<{self._kernel}>)" if self._source
-                else f"tslab.kernels.{self._kernel}.design({args})")
+        if self.is_captured:
+            knobs = ", ".join(f"{k}={v!r}" for k, v in self._source.knob_edits.items())
+            head = f"tslab.capture(<{self._kernel}>)" + (f".with_knobs({knobs})" if knobs else "")
+        elif self._source:
+            head = f"Design.from_tasks(<{self._kernel}>)"
+        else:
+            head = f"tslab.kernels.{self._kernel}.design({args})"
         return head + "".join(edits)
 
     # -- edits ---------------------------------------------------------------------------------------
@@ -166,8 +208,44 @@ class Design:
         """A new design with these SMEM alias groups (``None`` restores the kernel's own, ``[]`` removes all)."""
         return self._replace(alias_groups=groups)._validated("alias groups")
 
+    def with_knobs(self, **knobs: Any) -> Design:
+        """The same edits on the captured kernel traced again with these knob values (module constants of its
+        file, constexpr arguments of its host function): everything the kernel derives from them is recomputed
+        by its own code. The kernel file is never written."""
+        if not self.is_captured:
+            raise DesignError("input", f"design '{self._kernel}'", "has no knobs: it is not a captured kernel",
+                              "catalog designs take parameters: use with_params(...)")
+        if not knobs:
+            return self
+        try:
+            source = self._source.with_knobs(**knobs)
+        except TslabError as exc:
+            raise DesignError("input", f"captured kernel '{self._kernel}'", str(exc),
+                              "design.knobs() lists the knobs and their values") from None
+        new = self._replace()
+        new._source = source
+        return new._validated(f"captured kernel '{self._kernel}' knobs")
+
+    def knobs(self) -> dict[str, Any]:
+        """``{name: value}`` of a captured kernel's knobs (empty for catalog and hand-built designs)."""
+        return self._source.knobs() if self.is_captured else {}
+
+    def consistency_issues(self) -> list[Any]:
+        """Issues where what the kernel builds differs from the edit asked for (``unfaithful-edit``)."""
+        if not self.is_captured:
+            return []
+        return self._source.faithfulness(self._edits())
+
+    def _edits(self) -> Any:
+        from .construction import Edits
+
+        return Edits(copy.deepcopy(self._pipelines), dict(self._schedules), copy.deepcopy(self._alias_groups))
+
     def with_params(self, **params: Any) -> Design:
         """The same overrides on the kernel built with other parameters."""
+        if self.is_captured:
+            raise DesignError("input", f"captured kernel '{self._kernel}'", "has knobs, not parameters",
+                              "use with_knobs(...); design.knobs() lists them")
         if self._source is not None:
             raise DesignError("input", "design", "a custom design has no parameters",
                               "edit its pipelines and schedules instead")
@@ -194,6 +272,8 @@ class Design:
     # -- lowering and introspection ------------------------------------------------------------------
     def blueprint(self) -> Blueprint:
         """Fresh TS objects for this design's kernel, before overrides."""
+        if self.is_captured:
+            return self._source.blueprint(self._edits())
         if self._source is not None:
             return self._source()
         from ..kernels import kernel_module
