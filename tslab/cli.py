@@ -30,8 +30,18 @@ def _parse_param(text: str) -> tuple[str, Any]:
         return key, raw
 
 
-def load_design(target: str, params: list[str], *, args: list[str] = (), arch: str = "sm_90a") -> Any:
-    """A design from a catalog name, a ``.json`` file, inline JSON text or a ``kernel.py::host_fn`` capture."""
+def load_design(target: str, params: list[str], *, args: list[str] = (), arch: str = "sm_90a",
+                knobs: list[str] = ()) -> Any:
+    """A design from a catalog name, a ``.json`` file, inline JSON text or a ``kernel.py::host_fn`` capture.
+
+    ``knobs`` (``NAME=VALUE``) re-trace a captured kernel with those knob values.
+    """
+    from .capture.cli import with_knobs
+
+    return with_knobs(_load_design(target, params, args=args, arch=arch), knobs)
+
+
+def _load_design(target: str, params: list[str], *, args: list[str], arch: str) -> Any:
     from .capture.cli import capture_target, is_target
     from .core.design import Design
     from .kernels import NAMES
@@ -64,7 +74,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .core.check import check
     from .gpu.device import smem_capacity
 
-    design = load_design(args.design, args.param or [], args=args.arg, arch=args.arch)
+    design = load_design(args.design, args.param or [], args=args.arg, arch=args.arch, knobs=args.knob)
     verdict = check(design, max_states=args.max_states, smem_capacity=args.smem_capacity or smem_capacity())
     if args.json:
         summary = verdict.summary()

@@ -101,6 +101,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--arg", action="append", default=[], metavar="SPEC",
                         help="a host function argument: f16[1024,1024], stream, 128, (256,512), name=VALUE")
     parser.add_argument("--arch", default="sm_90a", help="GPU architecture to trace for (sm_90a, sm_100a)")
+    parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE",
+                        help="a captured kernel's knob (module constant or constexpr argument), re-traced: "
+                             "ab_stages=5 (repeatable)")
+
+
+def parse_knobs(specs: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """Every ``--knob NAME=VALUE`` -> ``{name: value}`` (values as for ``--arg``; ``cutlass.Float16`` for a dtype)."""
+    out: dict[str, Any] = {}
+    for spec in specs:
+        match = _KEYWORD.match(spec.strip())
+        if not match:
+            raise TslabError(f"--knob '{spec}': expected NAME=VALUE, e.g. --knob ab_stages=5")
+        raw = match["value"].strip()
+        out[match["name"]] = raw if raw.startswith("cutlass.") else parse_arg(raw)
+    return out
+
+
+def with_knobs(design: Any, specs: list[str] | tuple[str, ...]) -> Any:
+    """``design`` re-traced with the ``--knob`` values (unchanged when there are none)."""
+    knobs = parse_knobs(specs)
+    return design.with_knobs(**knobs) if knobs else design
 
 
 def is_target(text: str) -> bool:

@@ -88,6 +88,31 @@ def _checker_issues(result: CheckerResult) -> list[Issue]:
     return issues
 
 
+def runtime_domains(tasks: list[Any]) -> list[str]:
+    """Tasks whose loop bounds are runtime values, which TS's simulation and checker take as one trip."""
+    out = []
+    for task in tasks:
+        bounds = (getattr(task, "domain_start", 0), getattr(task, "domain", 1), getattr(task, "step", 1))
+        if any(not isinstance(b, int) for b in bounds):
+            out.append(f"{task.name} (loop bound {getattr(task, 'domain', '?')!r})")
+    return out
+
+
+def under_assumption(errors: list[Issue], tasks: list[Any]) -> list[Issue]:
+    """Deadlocks found while a loop bound is a runtime value become what TS says they are: blocked under the
+    assumption of one trip (possibly a false positive), not a proven deadlock."""
+    assumed = runtime_domains(tasks)
+    if not assumed:
+        return errors
+    note = (f"TS assumed one loop trip for {', '.join(assumed)}: \"if the domain is not a compile-time Python int, "
+            "this may be a FALSE POSITIVE (domain defaults to 1)\"")
+    hint = ("check the schedule with a real trip count: capture the kernel with the loop bound as a compile-time "
+            "int (a cutlass.Constexpr argument or a module constant), or fix the blocked step if it blocks for "
+            "any trip count")
+    return [Issue("blocked-assumed", e.where, f"{e.message}; {note}", hint) if e.kind == "deadlock" else e
+            for e in errors]
+
+
 def _empty_verdict(design: Any, issue: Issue, started: float) -> Verdict:
     return Verdict(design=design, errors=[issue], layout=pd.DataFrame(columns=LAYOUT_COLUMNS),
                    schedule=pd.DataFrame(columns=SCHEDULE_COLUMNS), checker=CheckerResult(verdict="not-run"),
@@ -161,6 +186,7 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
     if any(i.kind == "deadlock" for i in checker_issues):  # the exhaustive record supersedes TS's simulation
         errors = [e for e in errors if e.kind != "deadlock"]
     errors.extend(checker_issues)
+    errors = under_assumption(errors, bp.tasks)
     smem, tmem = lowered.smem_allocator, lowered.tmem_allocator
     counterexample = trace_from_result(bp.tasks, result, getattr(design, "kernel", "design"))
     layout = layout_table(smem, tmem)

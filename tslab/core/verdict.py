@@ -39,11 +39,15 @@ class Verdict:
 
     @property
     def status(self) -> str:
-        """One word for a badge: SAFE, DEADLOCK, RACE, PDL-ORDER, CAPACITY, INVALID or NOT PROVEN."""
+        """One word for a badge: SAFE, DEADLOCK, RACE, PDL-ORDER, BLOCKED (ASSUMED), CAPACITY, INVALID or NOT PROVEN.
+
+        BLOCKED (ASSUMED): TS found the schedule blocked while assuming one trip of a loop whose bound is a
+        runtime value; it may be a false positive, and it is not SAFE either."""
         if self.ok:
             return "SAFE"
         kinds = [e.kind for e in self.errors]
-        for kind, word in (("deadlock", "DEADLOCK"), ("race", "RACE"), ("pdl-order", "PDL-ORDER")):
+        for kind, word in (("deadlock", "DEADLOCK"), ("race", "RACE"), ("pdl-order", "PDL-ORDER"),
+                           ("blocked-assumed", "BLOCKED (ASSUMED)")):
             if kind in kinds:
                 return word
         if kinds:
