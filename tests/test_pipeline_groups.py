@@ -93,3 +93,12 @@ def test_a_group_edit_survives_a_json_round_trip(captured):
     assert again.pipelines() == edited.pipelines()
     assert json.loads(again.to_json())["pipelines"] == data["pipelines"]
     assert tslab.check(again).barrier_bytes == ts_barrier_bytes(5)
+
+
+def test_a_grouped_task_schedule_round_trips_and_ts_keeps_the_group_rules(wrapped):
+    steps = wrapped.schedule("DrainTask")
+    assert steps[-1] == ("ab_sync", "ConsumerRelease", "Loop", None)
+    assert tslab.check(wrapped.with_schedule("DrainTask", steps)).status == "SAFE"
+    member_release = [*steps[:-1], ("smem_a", "ConsumerRelease", "Loop", None)]
+    with pytest.raises(tslab.DesignError, match=r"ConsumerRelease must be emitted on the group itself"):
+        wrapped.with_schedule("DrainTask", member_release)

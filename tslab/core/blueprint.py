@@ -127,7 +127,7 @@ def pipelined_names(bp: Blueprint) -> list[str]:
 def apply_schedule(bp: Blueprint, task_name: str, steps: tuple) -> None:
     """Replace one task by a new TS Task built from plain steps (same warps, resources and loop bounds)."""
     old = bp.task(task_name)
-    legacy = steps_to_legacy(steps, bp.resources(), task=task_name)
+    legacy = steps_to_legacy(steps, _schedule_targets(bp), task=task_name)
     result = ScheduleResult(
         schedule_list=legacy,
         loop_start=old.domain_start, loop_end=old.domain, loop_step=old.step, unroll=old.unroll,
@@ -142,6 +142,16 @@ def apply_schedule(bp: Blueprint, task_name: str, steps: tuple) -> None:
                           "check each step's resource, stage and section") from None
     position = next(i for i, t in enumerate(bp.tasks) if t is old)  # TS Tasks compare equal by value
     bp.tasks[position] = new
+
+
+def _schedule_targets(bp: Blueprint) -> dict[str, Any]:
+    """What a schedule entry names: a resource, a PipelineGroup, or a member spelled ``group.member`` as TS
+    requires of grouped members."""
+    targets: dict[str, Any] = {}
+    for name, res in bp.resources().items():
+        group = getattr(res, "pipeline_group", None)
+        targets[name] = res if group is None else getattr(group, name)
+    return {**targets, **bp.groups()}
 
 
 def _resolve_groups(groups: list[list[list[str]]], allocations: list[Any], space: str) -> list[list[list[Any]]]:
@@ -229,6 +239,7 @@ def _check_stages(bp: Blueprint) -> None:
     for name, res in {**bp.resources(), **bp.groups()}.items():
         cfg = getattr(res, "pipeline_config", None)
         if cfg is not None and (not isinstance(cfg.num_stages, int) or cfg.num_stages <= 0):
-            raise DesignError("invalid-config", f"resource '{name}' field 'num_stages'",
+            owner = "PipelineGroup" if name in bp.groups() else "resource"
+            raise DesignError("invalid-config", f"{owner} '{name}' field 'num_stages'",
                               f"num_stages={cfg.num_stages!r} must be a positive int",
                               "use at least 1 stage (2 or more to overlap producer and consumer)")
