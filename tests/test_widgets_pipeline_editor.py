@@ -113,3 +113,10 @@ def test_a_group_panel_edit_changes_the_group_and_its_members():
     assert editor.verdict.status == "SAFE" and editor.verdict.barrier_bytes == 3 * 5 * 16
     assert not editor.set("smem_a", "num_stages", 6)
     assert "with_pipeline('ab_sync', num_stages=6)" in editor.errors[("smem_a", "num_stages")].hint
+
+
+def test_a_field_the_group_merges_is_not_edited_in_its_panel():
+    editor = PipelineEditor(grouped_design())
+    assert not editor.set("ab_sync", "producer_group", 32)
+    issue = editor.errors[("ab_sync", "producer_group")]
+    assert "merged by TS from the members" in issue.message and "with_pipeline('ab_sync'" in issue.hint

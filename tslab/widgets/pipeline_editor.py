@@ -103,6 +103,10 @@ class PipelineEditor(widgets.VBox, DesignHolder):
                               "edit one of: " + ", ".join(pipelines))
         kind = pipelines[resource]["pipeline_type"]
         allowed = _editable(pipelines[resource])
+        if "members" in pipelines[resource] and field in MERGED_FIELDS:
+            raise DesignError("input", f"PipelineGroup '{resource}' field '{field}'",
+                              "is merged by TS from the members' values, not edited in the group's panel",
+                              f"set every member's value with design.with_pipeline({resource!r}, {field}=...)")
         if field not in allowed:
             raise DesignError("input", f"resource '{resource}' field '{field}'",
                               f"does not apply to a {kind} pipeline (its TS factory does not take it)",
