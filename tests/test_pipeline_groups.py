@@ -33,6 +33,14 @@ def ts_barrier_bytes(stages):
     return allocator.barrier_smem_bytes
 
 
+def test_the_captured_kernel_equals_its_objects_built_on_the_cpu(captured, wrapped):
+    a, b = tslab.check(captured), tslab.check(wrapped)
+    assert a.status == b.status == "SAFE"
+    assert a.layout.equals(b.layout) and a.schedule.equals(b.schedule)
+    assert (a.smem_total, a.barrier_bytes) == (b.smem_total, b.barrier_bytes)
+    assert a.checker.states_explored == b.checker.states_explored
+
+
 @pytest.mark.parametrize("which", ["captured", "wrapped"])
 def test_a_group_edit_changes_the_group_and_every_member_and_stays_safe(which, request):
     d = request.getfixturevalue(which)
