@@ -95,29 +95,30 @@ class Lowered:
         return self.blueprint.tasks
 
 
-def apply_pipeline(bp: Blueprint, name: str, fields: dict[str, Any]) -> None:
+def apply_pipeline(bp: Blueprint, resource: str, fields: dict[str, Any]) -> None:
     """Replace the PipelineConfig of a resource or of a PipelineGroup with TS's ``dataclasses.replace``.
 
     A group edit replaces the group's config and every member's with the same fields (see
     :func:`tslab.core.pipeline_groups.apply_group`); a member of a group cannot be edited alone, since TS
     requires members and group to agree.
     """
-    group = bp.groups().get(name)
+    group = bp.groups().get(resource)
     if group is not None:
         pipeline_groups.apply_group(group, fields)
         return
-    res = bp.resources().get(name)
+    res = bp.resources().get(resource)
     if res is None:
-        raise DesignError("input", f"resource '{name}'", "no resource or pipeline group of that name in this design",
-                          did_you_mean(name, [*bp.resources(), *bp.groups()]))
+        raise DesignError("input", f"resource '{resource}'",
+                          "no resource or pipeline group of that name in this design",
+                          did_you_mean(resource, [*bp.resources(), *bp.groups()]))
     cfg = getattr(res, "pipeline_config", None)
     if cfg is None:
-        raise DesignError("input", f"resource '{name}'", "has no pipeline to configure",
+        raise DesignError("input", f"resource '{resource}'", "has no pipeline to configure",
                           "edit a pipelined resource: " + ", ".join(pipelined_names(bp)))
     owner = getattr(res, "pipeline_group", None)
     if owner is not None:
-        raise pipeline_groups.member_error(name, owner, fields)
-    res.pipeline_config = pipeline_groups.replaced(cfg, fields, where=f"resource '{name}'")
+        raise pipeline_groups.member_error(resource, owner, fields)
+    res.pipeline_config = pipeline_groups.replaced(cfg, fields, where=f"resource '{resource}'")
 
 
 def pipelined_names(bp: Blueprint) -> list[str]:
