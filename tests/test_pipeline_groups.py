@@ -110,3 +110,14 @@ def test_a_grouped_task_schedule_round_trips_and_ts_keeps_the_group_rules(wrappe
     member_release = [*steps[:-1], ("smem_a", "ConsumerRelease", "Loop", None)]
     with pytest.raises(tslab.DesignError, match=r"ConsumerRelease must be emitted on the group itself"):
         wrapped.with_schedule("DrainTask", member_release)
+
+
+def test_apply_pipeline_finds_a_group_through_its_members_as_in_a_compile_trace():
+    from tslab.core.blueprint import Blueprint, apply_pipeline
+
+    tasks, graph, _ = group_copy.make_parts(ROWS, 4)
+    bp = Blueprint(tasks=tasks, graph=graph)  # a kernel's own objects: no groups registered with the blueprint
+    assert list(bp.groups()) == ["ab_sync"]
+    apply_pipeline(bp, "ab_sync", {"num_stages": 5})
+    group = bp.groups()["ab_sync"]
+    assert [c.num_stages for c in (group.pipeline_config, *(m.pipeline_config for m in group.members))] == [5, 5, 5]
