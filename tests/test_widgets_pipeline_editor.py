@@ -83,3 +83,40 @@ def test_gemm_has_one_panel_per_pipelined_resource():
     editor = PipelineEditor(design("gemm_sm90"))
     assert set(editor.design.pipelines()) == {"smem_ab", "smem_epi"}
     assert editor.control("smem_epi", "num_stages").value == editor.design.pipelines()["smem_epi"]["num_stages"]
+
+
+def grouped_design():
+    from fixtures import group_copy
+
+    tasks, graph, allocator = group_copy.make_parts(8, 4)
+    return tslab.Design.from_tasks(tasks, graph, smem_allocations=allocator, name="group_copy")
+
+
+def test_a_pipeline_group_is_one_panel_titled_with_its_members():
+    editor = PipelineEditor(grouped_design())
+    panels = [c for c in editor.children if "tslab-pipeline-panel" in c._dom_classes]
+    assert len(panels) == 1 and "tslab-pipeline-group" in panels[0]._dom_classes
+    title = panels[0].children[0].value
+    assert "ab_sync" in title and "smem_a" in title and "smem_b" in title and "Merge" in title
+    assert editor.control("ab_sync", "num_stages").value == 4
+    assert editor.control("ab_sync", "producer_group").children[1].disabled  # TS sums it from the members
+    with pytest.raises(tslab.DesignError, match=r"smem_a belongs to PipelineGroup 'ab_sync'"):
+        editor.control("smem_a", "num_stages")
+
+
+def test_a_group_panel_edit_changes_the_group_and_its_members():
+    editor = PipelineEditor(grouped_design())
+    editor.control("ab_sync", "num_stages").value = 5
+    assert {n: p["num_stages"] for n, p in editor.design.pipelines().items()} == {"ab_sync": 5, "smem_a": 5,
+                                                                                  "smem_b": 5}
+    assert editor.design.overrides["pipelines"] == {"ab_sync": {"num_stages": 5}}
+    assert editor.verdict.status == "SAFE" and editor.verdict.barrier_bytes == 3 * 5 * 16
+    assert not editor.set("smem_a", "num_stages", 6)
+    assert "with_pipeline('ab_sync', num_stages=6)" in editor.errors[("smem_a", "num_stages")].hint
+
+
+def test_a_field_the_group_merges_is_not_edited_in_its_panel():
+    editor = PipelineEditor(grouped_design())
+    assert not editor.set("ab_sync", "producer_group", 32)
+    issue = editor.errors[("ab_sync", "producer_group")]
+    assert "merged by TS from the members" in issue.message and "with_pipeline('ab_sync'" in issue.hint

@@ -7,7 +7,6 @@ design's pipeline, schedule and alias-group overrides with TS's own constructors
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +16,7 @@ from cutlass.experimental.task_scheduling.schedule_builder import ScheduleResult
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..errors import DesignError, did_you_mean, one_line
-from . import pipeline_fields
+from . import pipeline_groups
 from .steps import steps_to_legacy
 
 #: TS's default capacities (TaskManager._DEFAULT_*): SMEM bytes per block on sm_90/sm_100, TMEM columns.
@@ -58,6 +57,15 @@ class Blueprint:
                 found.setdefault(res.name, res)
         return found
 
+    def groups(self) -> dict[str, Any]:
+        """Every PipelineGroup by name: those registered with the blueprint, then those its members name."""
+        found = {g.name: g for g in self.pipeline_groups}
+        for res in self.resources().values():
+            group = getattr(res, "pipeline_group", None)
+            if group is not None:
+                found.setdefault(group.name, group)
+        return found
+
     def task(self, name: str) -> Task:
         for task in self.tasks:
             if task.name == name:
@@ -88,36 +96,29 @@ class Lowered:
 
 
 def apply_pipeline(bp: Blueprint, resource: str, fields: dict[str, Any]) -> None:
-    """Replace a resource's PipelineConfig with TS's ``dataclasses.replace`` (which re-validates)."""
+    """Replace the PipelineConfig of a resource or of a PipelineGroup with TS's ``dataclasses.replace``.
+
+    A group edit replaces the group's config and every member's with the same fields (see
+    :func:`tslab.core.pipeline_groups.apply_group`); a member of a group cannot be edited alone, since TS
+    requires members and group to agree.
+    """
+    group = bp.groups().get(resource)
+    if group is not None:
+        pipeline_groups.apply_group(group, fields)
+        return
     res = bp.resources().get(resource)
     if res is None:
-        raise DesignError("input", f"resource '{resource}'", "no resource of that name in this design",
-                          did_you_mean(resource, list(bp.resources())))
+        raise DesignError("input", f"resource '{resource}'",
+                          "no resource or pipeline group of that name in this design",
+                          did_you_mean(resource, [*bp.resources(), *bp.groups()]))
     cfg = getattr(res, "pipeline_config", None)
     if cfg is None:
         raise DesignError("input", f"resource '{resource}'", "has no pipeline to configure",
                           "edit a pipelined resource: " + ", ".join(pipelined_names(bp)))
-    where = f"resource '{resource}'"
-    values = {}
-    for name, value in fields.items():
-        values[name] = pipeline_fields.from_plain(name, value, where=f"{where} field '{name}'")
-    stages = values.get("num_stages", cfg.num_stages)
-    if not isinstance(stages, int) or isinstance(stages, bool) or stages <= 0:
-        raise DesignError("invalid-config", f"{where} field 'num_stages'",
-                          f"num_stages={stages!r} must be a positive int",
-                          "use at least 1 stage (2 or more to overlap producer and consumer)")
-    try:
-        res.pipeline_config = dataclasses.replace(cfg, **values)
-    except (ValueError, TypeError, AssertionError) as exc:
-        first = next(iter(values)) if len(values) == 1 else ", ".join(values)
-        raise DesignError("invalid-config", f"{where} field '{first}'", one_line(exc),
-                          _pipeline_hint(values, cfg)) from None
-
-
-def _pipeline_hint(values: dict[str, Any], cfg: Any) -> str:
-    if "interleave_stride" in values:
-        return f"pick an interleave_stride that divides num_stages={values.get('num_stages', cfg.num_stages)}"
-    return "use a value TS accepts for this pipeline type (see the message)"
+    owner = getattr(res, "pipeline_group", None)
+    if owner is not None:
+        raise pipeline_groups.member_error(resource, owner, fields)
+    res.pipeline_config = pipeline_groups.replaced(cfg, fields, where=f"resource '{resource}'")
 
 
 def pipelined_names(bp: Blueprint) -> list[str]:
@@ -127,7 +128,7 @@ def pipelined_names(bp: Blueprint) -> list[str]:
 def apply_schedule(bp: Blueprint, task_name: str, steps: tuple) -> None:
     """Replace one task by a new TS Task built from plain steps (same warps, resources and loop bounds)."""
     old = bp.task(task_name)
-    legacy = steps_to_legacy(steps, bp.resources(), task=task_name)
+    legacy = steps_to_legacy(steps, _schedule_targets(bp), task=task_name)
     result = ScheduleResult(
         schedule_list=legacy,
         loop_start=old.domain_start, loop_end=old.domain, loop_step=old.step, unroll=old.unroll,
@@ -142,6 +143,16 @@ def apply_schedule(bp: Blueprint, task_name: str, steps: tuple) -> None:
                           "check each step's resource, stage and section") from None
     position = next(i for i, t in enumerate(bp.tasks) if t is old)  # TS Tasks compare equal by value
     bp.tasks[position] = new
+
+
+def _schedule_targets(bp: Blueprint) -> dict[str, Any]:
+    """What a schedule entry names: a resource, a PipelineGroup, or a member spelled ``group.member`` as TS
+    requires of grouped members."""
+    targets: dict[str, Any] = {}
+    for name, res in bp.resources().items():
+        group = getattr(res, "pipeline_group", None)
+        targets[name] = res if group is None else getattr(group, name)
+    return {**targets, **bp.groups()}
 
 
 def _resolve_groups(groups: list[list[list[str]]], allocations: list[Any], space: str) -> list[list[list[Any]]]:
@@ -226,9 +237,10 @@ def lower(bp: Blueprint, *, pipelines: dict[str, dict[str, Any]], schedules: dic
 
 def _check_stages(bp: Blueprint) -> None:
     """TS accepts ``num_stages <= 0`` and then divides by it in the checker; refuse it here."""
-    for name, res in bp.resources().items():
+    for name, res in {**bp.resources(), **bp.groups()}.items():
         cfg = getattr(res, "pipeline_config", None)
         if cfg is not None and (not isinstance(cfg.num_stages, int) or cfg.num_stages <= 0):
-            raise DesignError("invalid-config", f"resource '{name}' field 'num_stages'",
+            owner = "PipelineGroup" if name in bp.groups() else "resource"
+            raise DesignError("invalid-config", f"{owner} '{name}' field 'num_stages'",
                               f"num_stages={cfg.num_stages!r} must be a positive int",
                               "use at least 1 stage (2 or more to overlap producer and consumer)")

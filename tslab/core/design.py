@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import DesignError, TslabError, did_you_mean, one_line
-from . import pipeline_fields
+from . import pipeline_fields, pipeline_groups
 from .blueprint import Blueprint, Lowered, lower
 from .steps import Step, normalize_steps, steps_from_task
 
@@ -184,11 +184,15 @@ class Design:
         return new
 
     def with_pipeline(self, resource: str, **fields: Any) -> Design:
-        """A new design with PipelineConfig fields of ``resource`` replaced (validated by TS)."""
+        """A new design with PipelineConfig fields of ``resource`` replaced (validated by TS).
+
+        ``resource`` may name a PipelineGroup: the fields then go to the group and every member at once
+        (a member of a group cannot be edited alone).
+        """
         if not fields:
             return self
-        self._require_resource(resource)
-        where = f"resource '{resource}'"
+        self._require_pipeline_owner(resource)
+        where = f"{'PipelineGroup' if resource in self._info()['groups'] else 'resource'} '{resource}'"
         plain = {f: pipeline_fields.to_plain(f, pipeline_fields.from_plain(f, v, where=f"{where} field '{f}'"))
                  for f, v in fields.items()}
         merged = copy.deepcopy(self._pipelines)
@@ -263,6 +267,12 @@ class Design:
                               "TS cannot build the design with this edit; undo it or change the value") from None
         return self
 
+    def _require_pipeline_owner(self, name: str) -> None:
+        names = [*self._info()["resources"], *self._info()["groups"]]
+        if name not in names:
+            raise DesignError("input", f"resource '{name}'",
+                              "no resource or pipeline group of that name in this design", did_you_mean(name, names))
+
     def _require_resource(self, resource: str) -> None:
         names = self._info()["resources"]
         if resource not in names:
@@ -303,9 +313,8 @@ class Design:
                        for a in bp.tmem_allocations()]
             self._cache["info"] = {
                 "resources": list(resources),
-                "pipelines": {n: {"pipeline_type": r.pipeline_config.pipeline_type.name,
-                                  **pipeline_fields.describe(r.pipeline_config)}
-                              for n, r in resources.items() if getattr(r, "pipeline_config", None) is not None},
+                "pipelines": _pipelines(resources),
+                "groups": list(bp.groups()),
                 "tasks": [t.name for t in bp.tasks],
                 "schedules": {t.name: steps_from_task(t) for t in bp.tasks},
                 "allocations": allocs,
@@ -315,7 +324,12 @@ class Design:
         return self._cache["info"]
 
     def pipelines(self) -> dict[str, dict[str, Any]]:
-        """``{resource: {field: value}}`` of every PipelineConfig as TS holds it."""
+        """``{name: {field: value}}`` of every PipelineConfig as TS holds it, in resource order.
+
+        A PipelineGroup has an entry of its own just before its first member, with ``"mode"`` and
+        ``"members"`` added; each member's entry is marked ``"group": <group name>``. Edit a group by its
+        name (``with_pipeline("ab_sync", num_stages=5)``); its members follow.
+        """
         return copy.deepcopy(self._info()["pipelines"])
 
     def tasks(self) -> list[str]:
@@ -366,6 +380,21 @@ class Design:
         design._kernel = name
         design.lower()
         return design
+
+
+def _pipelines(resources: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name, res in resources.items():
+        cfg = getattr(res, "pipeline_config", None)
+        if cfg is None:
+            continue
+        group = getattr(res, "pipeline_group", None)
+        if group is not None and group.name not in out:
+            out[group.name] = pipeline_groups.describe_group(group)
+        out[name] = {"pipeline_type": cfg.pipeline_type.name, **pipeline_fields.describe(cfg)}
+        if group is not None:
+            out[name]["group"] = group.name
+    return out
 
 
 def _offered_stages(resource: Any) -> dict[str, list[str]]:

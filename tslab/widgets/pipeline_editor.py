@@ -1,6 +1,9 @@
 """``PipelineEditor``: one panel per pipelined resource showing its PipelineConfig as TS holds it.
 
-Only the fields the pipeline type's TS factory accepts are editable. Every edit builds a new Design (TS
+A PipelineGroup is one panel (titled with the group and its members) in place of its members' panels: its
+edits go to the group and every member at once. Only the fields the pipeline type's TS factory accepts are
+editable; in a group panel the fields TS merges from the members (e.g. the summed producer group) are shown,
+not edited. Every edit builds a new Design (TS
 validates it); an invalid value is shown at its field with TS's reason and a hint, and the last valid design
 is kept.
 """
@@ -14,6 +17,7 @@ import ipywidgets as widgets
 from traitlets import TraitError
 
 from ..core.design import Design
+from ..core.pipeline_groups import MERGED_FIELDS
 from ..errors import DesignError, Issue
 from . import pipeline_form as form
 from .editing import DesignHolder
@@ -47,6 +51,11 @@ class PipelineEditor(widgets.VBox, DesignHolder):
 
     def control(self, resource: str, field: str) -> widgets.Widget:
         """The control of one field (a group field's control holds an agent dropdown and a size box)."""
+        group = self._design.pipelines().get(resource, {}).get("group")
+        if group is not None:
+            raise DesignError("input", f"resource '{resource}' field '{field}'",
+                              f"has no control: {resource} belongs to PipelineGroup '{group}'",
+                              f"use the group's panel: control({group!r}, {field!r})")
         if (resource, field) not in self._controls:
             raise DesignError("input", f"resource '{resource}' field '{field}'", "has no control in this editor",
                               "pick a pipelined resource and one of: " + ", ".join(form.SHOWN_FIELDS))
@@ -93,7 +102,11 @@ class PipelineEditor(widgets.VBox, DesignHolder):
             raise DesignError("input", f"resource '{resource}'", "is not a pipelined resource of this design",
                               "edit one of: " + ", ".join(pipelines))
         kind = pipelines[resource]["pipeline_type"]
-        allowed = form.editable_fields(kind)
+        allowed = _editable(pipelines[resource])
+        if "members" in pipelines[resource] and field in MERGED_FIELDS:
+            raise DesignError("input", f"PipelineGroup '{resource}' field '{field}'",
+                              "is merged by TS from the members' values, not edited in the group's panel",
+                              f"set every member's value with design.with_pipeline({resource!r}, {field}=...)")
         if field not in allowed:
             raise DesignError("input", f"resource '{resource}' field '{field}'",
                               f"does not apply to a {kind} pipeline (its TS factory does not take it)",
@@ -130,16 +143,19 @@ class PipelineEditor(widgets.VBox, DesignHolder):
     def _build(self) -> None:
         self._controls.clear()
         self._messages.clear()
-        panels = [self._panel(name, cfg) for name, cfg in self._design.pipelines().items()]
+        panels = [self._panel(name, cfg) for name, cfg in self._design.pipelines().items() if "group" not in cfg]
         if not panels:
             panels = [widgets.HTML("<i>This design has no pipelined resource.</i>")]
         self.children = [*panels, self.status]
 
     def _panel(self, resource: str, cfg: dict[str, Any]) -> widgets.Widget:
         kind = cfg["pipeline_type"]
-        editable = form.editable_fields(kind)
-        rows: list[widgets.Widget] = [widgets.HTML(
-            f'<b class="tslab-resource">{_esc(resource)}</b> &middot; <code>{_esc(kind)}</code> pipeline')]
+        editable = _editable(cfg)
+        title = f'<b class="tslab-resource">{_esc(resource)}</b>'
+        if "members" in cfg:
+            title += (f' &middot; PipelineGroup ({_esc(cfg["mode"])}) of '
+                      + ", ".join(f'<b class="tslab-member">{_esc(m)}</b>' for m in cfg["members"]))
+        rows: list[widgets.Widget] = [widgets.HTML(f"{title} &middot; <code>{_esc(kind)}</code> pipeline")]
         for field in form.SHOWN_FIELDS:
             control = self._control(resource, field, cfg.get(field), field in editable)
             message = widgets.HTML("")
@@ -148,6 +164,8 @@ class PipelineEditor(widgets.VBox, DesignHolder):
             rows.append(widgets.HBox([widgets.Label(field, layout=_LABEL), control, message]))
         box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px"))
         box.add_class("tslab-pipeline-panel")
+        if "members" in cfg:
+            box.add_class("tslab-pipeline-group")
         return box
 
     def _control(self, resource: str, field: str, value: Any, editable: bool) -> widgets.Widget:
@@ -184,6 +202,12 @@ class PipelineEditor(widgets.VBox, DesignHolder):
     def _edited(self, resource: str, field: str, value: Any) -> None:
         if not self._loading:
             self._apply(resource, field, value)
+
+
+def _editable(cfg: dict[str, Any]) -> tuple[str, ...]:
+    """The fields a panel edits: those of the pipeline type's TS factory, less those a group merges."""
+    fields = form.editable_fields(cfg["pipeline_type"])
+    return tuple(f for f in fields if f not in MERGED_FIELDS) if "members" in cfg else fields
 
 
 def _from_control(field: str, value: Any) -> Any:
