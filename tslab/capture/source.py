@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..core.blueprint import Blueprint
+from ..core.blueprint import Blueprint, lower
 from ..core.construction import Edits
 from ..errors import DesignError, Issue, TslabError, one_line
 from . import knobs as _knobs
@@ -166,6 +166,10 @@ class KernelSource:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
+        if edits:  # refuse a bad edit with TS's own message on the objects already traced, before re-tracing
+            base = self.trace(Edits()).managers[self.index]
+            lower((base.traced if base.traced is not None else base.design).blueprint(), pipelines=edits.pipelines,
+                  schedules=edits.schedules, alias_groups=edits.alias_groups)
         host_fn, kwargs = self._traced_callable()
         args = self._args_for(kwargs)
         try:
