@@ -21,6 +21,7 @@ from ..core.pipeline_groups import MERGED_FIELDS
 from ..errors import DesignError, Issue
 from . import pipeline_form as form
 from .editing import DesignHolder
+from .knob_panel import KnobPanel
 
 AGENTS = ("Thread", "Warp", "ThreadBlock", "ThreadBlockCluster")
 _LABEL = widgets.Layout(width="240px")
@@ -40,6 +41,7 @@ class PipelineEditor(widgets.VBox, DesignHolder):
         self._messages: dict[tuple[str, str], widgets.HTML] = {}
         self._loading = False
         self.errors: dict[tuple[str, str], Issue] = {}
+        self.knobs: KnobPanel | None = None
         self._build()
 
     def set(self, resource: str, field: str, value: Any) -> bool:
@@ -68,7 +70,7 @@ class PipelineEditor(widgets.VBox, DesignHolder):
 
     def load(self, design: Design) -> None:
         """Show ``design`` (e.g. after a revert) without re-checking or notifying listeners."""
-        same = design.pipelines() == self._design.pipelines()
+        same = design.pipelines() == self._design.pipelines() and design.knobs() == self._design.knobs()
         self._design = design
         if not same or self.errors:
             self.errors.clear()
@@ -140,13 +142,30 @@ class PipelineEditor(widgets.VBox, DesignHolder):
         finally:
             self._loading = False
 
+    def set_knob(self, name: str, value: Any) -> bool:
+        """Set a captured kernel's knob (re-traces it); True if the kernel traced with the value."""
+        if self.knobs is None:
+            raise DesignError("input", f"design '{self._design.kernel}'", "has no knobs: it is not a captured kernel",
+                              "edit its pipelines, or capture a kernel with tslab.capture_file(...)")
+        return self.knobs.set(name, value)
+
     def _build(self) -> None:
         self._controls.clear()
         self._messages.clear()
         panels = [self._panel(name, cfg) for name, cfg in self._design.pipelines().items() if "group" not in cfg]
         if not panels:
             panels = [widgets.HTML("<i>This design has no pipelined resource.</i>")]
+        if self._design.is_captured:
+            self.knobs = KnobPanel(self._design, self.accept)
+            panels.insert(0, self.knobs)
         self.children = [*panels, self.status]
+
+    def _sized_by(self, resource: str, cfg: dict[str, Any]) -> str:
+        """For a captured kernel: the knob that likely sizes this resource's buffers, as a note at num_stages."""
+        if not self._design.is_captured:
+            return ""
+        knob = self._design.source.sizing_knob(cfg.get("num_stages"))
+        return "" if knob is None else f"sized by knob {knob[0]} ({knob[1]}): edit the knob"
 
     def _panel(self, resource: str, cfg: dict[str, Any]) -> widgets.Widget:
         kind = cfg["pipeline_type"]
@@ -156,9 +175,12 @@ class PipelineEditor(widgets.VBox, DesignHolder):
             title += (f' &middot; PipelineGroup ({_esc(cfg["mode"])}) of '
                       + ", ".join(f'<b class="tslab-member">{_esc(m)}</b>' for m in cfg["members"]))
         rows: list[widgets.Widget] = [widgets.HTML(f"{title} &middot; <code>{_esc(kind)}</code> pipeline")]
+        sized_by = self._sized_by(resource, cfg)
         for field in form.SHOWN_FIELDS:
             control = self._control(resource, field, cfg.get(field), field in editable)
             message = widgets.HTML("")
+            if field == "num_stages" and sized_by:
+                message = widgets.HTML(f'<span class="tslab-sized-by" style="color:#57606a">{_esc(sized_by)}</span>')
             self._controls[(resource, field)] = control
             self._messages[(resource, field)] = message
             rows.append(widgets.HBox([widgets.Label(field, layout=_LABEL), control, message]))
