@@ -5,6 +5,10 @@ For each design a Studio (no debounce) gets alternating ``num_stages`` edits on 
 that is when the background check finished and the badge, memory map (chart data and figure) and swimlane
 were redrawn. Targets: < 100 ms for the copies and teaching designs, < 300 ms for gemm_sm90.
 
+Captured kernels: a knob edit re-traces the kernel in a worker process. The rows ``captured ...`` time
+``design.with_knobs(...)`` plus ``check`` cold (a value not traced before) and cached (a value traced before:
+the re-trace cache answers), on the ring copy of ``tests/fixtures/ring_copy.py``; the ratio is cold / cached.
+
     python benchmarks/interactivity.py [--repeat 15]
 """
 
@@ -52,6 +56,25 @@ def measure(name: str, repeat: int) -> list[float]:
     return times
 
 
+def measure_captured(repeat: int) -> tuple[list[float], list[float]]:
+    """Milliseconds of knob edit + check: cold re-traces (new values), then cached ones (values seen before)."""
+    from pathlib import Path
+
+    import tslab
+    from tslab import fake
+
+    kernel = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "ring_copy.py"
+    base = tslab.capture_file(kernel, "ring_copy", fake.tensor("f16", (6, 256)), fake.tensor("f16", (6, 256)))
+    cold, cached = [], []
+    values = [2 + i for i in range(repeat)]
+    for timings in (cold, cached):
+        for stages in values:
+            started = time.perf_counter()
+            tslab.check(base.with_knobs(stages=stages))
+            timings.append((time.perf_counter() - started) * 1000)
+    return cold, cached
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
@@ -63,6 +86,10 @@ def main() -> int:
         median, target = statistics.median(times), TARGET_MS.get(name, DEFAULT_TARGET_MS)
         missed += median > target
         print(f"{name:<18}{median:>10.1f}{max(times):>9.1f}{target:>8.0f}  {'ok' if median <= target else 'SLOW'}")
+    cold, cached = measure_captured(min(args.repeat, 6))
+    print(f"{'captured cold':<18}{statistics.median(cold):>10.1f}{max(cold):>9.1f}{'-':>8}  re-trace in a worker")
+    print(f"{'captured cached':<18}{statistics.median(cached):>10.1f}{max(cached):>9.1f}{'-':>8}  "
+          f"cold/cached = {statistics.median(cold) / statistics.median(cached):.0f}x")
     return 1 if missed else 0
 
 
