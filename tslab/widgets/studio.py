@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import html
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,8 +28,10 @@ from .rechecker import Rechecker
 from .replay import ReplayPlayer
 from .schedule_editor import ScheduleEditor
 from .swimlane import swimlane_html
+from .view_writer import ViewWriter
 
 MAX_HISTORY_BUTTONS = 12
+WAIT_STEP = 0.2  # seconds between redraws while wait() blocks
 UNSAFE = frozenset({"DEADLOCK", "RACE", "PDL-ORDER"})
 
 
@@ -89,7 +92,10 @@ class Studio(widgets.HBox):
         self.add_class("tslab-studio")
         self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce,
                                     check_fn=self._check)
-        self._show(self._verdict, redraw_chart=False)
+        self._checking = ""
+        self._drawn: Verdict | None = None  # the verdict the views show (the chart starts with it)
+        self._views = ViewWriter(self._draw)
+        self._views.request()
         self._render_history()
 
     # -- public API ----------------------------------------------------------------------------------
@@ -102,12 +108,22 @@ class Studio(widgets.HBox):
     def verdict(self) -> Verdict:
         """The verdict of the current design (waits for a running re-check first)."""
         if not self._rechecker.in_worker():
-            self._rechecker.wait()
+            self.wait()
         return self._verdict
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the running re-check has finished and its verdict is shown; False on timeout."""
-        return self._rechecker.wait(timeout)
+        """Block until the running re-check has finished and its verdict is shown; False on timeout.
+
+        The views are drawn from here while waiting (progress included): a blocked kernel thread cannot run
+        the redraws the checking thread asks for.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            done = self._rechecker.wait(WAIT_STEP if left is None else min(WAIT_STEP, left))
+            self._views.flush()
+            if done or (left is not None and left <= WAIT_STEP):
+                return done
 
     def revert(self, index: int) -> None:
         """Make history entry ``index`` the current design again (recorded as a new history entry)."""
@@ -132,32 +148,44 @@ class Studio(widgets.HBox):
         with self._lock:
             self._design = design
             self.history.add(design, label)
+            self._checking = "re-checking…"
         for editor in (self.pipeline_editor, self.schedule_editor):
             if editor is not source and source is not None:
                 editor.load(design)
         self._render_history()
-        self._badge.value = badge_html(self._verdict, checking="re-checking…")
+        self._views.request()
         self._rechecker.submit(design)
 
-    def _progress(self, seconds: float) -> None:
-        self._badge.value = badge_html(self._verdict, checking=f"re-checking… {seconds:.1f} s")
+    def _progress(self, seconds: float) -> None:  # on the ticking thread
+        with self._lock:
+            self._checking = f"re-checking… {seconds:.1f} s"
+        self._views.request()
 
-    def _checked(self, design: Design, verdict: Verdict) -> None:
-        self._verdict = verdict
-        self._show(verdict)
+    def _checked(self, design: Design, verdict: Verdict) -> None:  # on the checking thread
+        with self._lock:
+            self._verdict = verdict
+            if design is self._design:
+                self._checking = ""
+        self._views.request()
 
-    def _show(self, verdict: Verdict, *, redraw_chart: bool = True) -> None:
-        self._badge.value = badge_html(verdict)
+    def _draw(self) -> None:
+        """Draw the newest state (only ever on the kernel's thread, see ``ViewWriter``)."""
+        with self._lock:
+            verdict, checking = self._verdict, self._checking
+        self._badge.value = badge_html(verdict, checking=checking)
+        if verdict is self._drawn:
+            return
         c = verdict.checker
         limit = f" (state limit {c.max_states:,} hit)" if c.hit_state_limit else ""
         self._states.value = (f'<span class="tslab-states">checker: {html.escape(c.verdict)}, '
                               f"{c.states_explored:,} states in {c.runs} run(s){limit}; "
                               f"checked in {verdict.seconds * 1000:.0f} ms</span>")
-        if redraw_chart:
+        if self._drawn is not None:
             self.layout_chart.update(verdict)
         self._swimlane.value = swimlane_html(verdict.schedule)
         view = type(self).counterexample_view(verdict)
         self._counterexample.children = [view] if view is not None else []
+        self._drawn = verdict
 
     def _render_history(self) -> None:
         start = max(0, len(self.history) - MAX_HISTORY_BUTTONS)
