@@ -19,10 +19,10 @@ def test_every_pipeline_type_has_a_factory_and_its_fields_come_from_it():
 
 def test_panel_shows_the_config_as_ts_holds_it_and_disables_what_does_not_apply():
     editor = PipelineEditor(design("tma_copy"))
-    assert editor.control("smem_ring", "num_stages").value == 4
-    assert editor.control("smem_ring", "num_bytes").value == 64 * 128 * 2
+    assert editor.control("smem_ring", "num_stages").value == "4"
+    assert editor.control("smem_ring", "num_bytes").value == str(64 * 128 * 2)
     agent, size = editor.control("smem_ring", "consumer_group").children
-    assert (agent.value, size.value) == ("Thread", 128)
+    assert (agent.value, size.value) == ("Thread", "128")
     assert editor.control("smem_ring", "advance_on_acquire").disabled
     assert not editor.control("smem_ring", "advance_on_wait").disabled
 
@@ -31,10 +31,10 @@ def test_typing_a_stage_count_rechecks_and_too_many_stages_is_a_capacity_error()
     editor = PipelineEditor(design("tma_copy"))
     seen = []
     editor.on_design(seen.append)
-    editor.control("smem_ring", "num_stages").value = 20
+    editor.control("smem_ring", "num_stages").value = "20"
     assert editor.design.pipelines()["smem_ring"]["num_stages"] == 20
     assert editor.verdict.status == "CAPACITY" and seen == [editor.design]
-    editor.control("smem_ring", "num_stages").value = 3
+    editor.control("smem_ring", "num_stages").value = "3"
     assert editor.verdict.status == "SAFE"
 
 
@@ -48,6 +48,24 @@ def test_invalid_value_is_shown_at_the_field_and_the_last_valid_design_is_kept()
     assert "num_stages=0" in editor.message("smem_ring", "num_stages")
     assert editor.set("smem_ring", "num_stages", 2)
     assert editor.message("smem_ring", "num_stages") == "" and not editor.errors
+
+
+def test_a_stage_count_that_is_not_a_whole_number_is_refused_at_the_field():
+    editor = PipelineEditor(design("tma_copy"))
+    box = editor.control("smem_ring", "num_stages")
+    for typed in ("2.5", "x", "4x"):
+        box.value = typed
+        assert box.value == typed  # what was typed stays visible beside the message
+        assert editor.design == design("tma_copy")  # nothing applied
+        issue = editor.errors[("smem_ring", "num_stages")]
+        assert issue.message == f"num_stages={typed!r} is not a whole number; nothing was applied"
+        assert "is not a whole number" in editor.message("smem_ring", "num_stages")
+    assert not editor.set("smem_ring", "num_stages", 2.5)
+    box.value = " 5 "
+    assert editor.design.pipelines()["smem_ring"]["num_stages"] == 5 and not editor.errors
+    size = editor.control("smem_ring", "consumer_group").children[1]
+    size.value = "1.5"
+    assert "consumer_group.size=&#x27;1.5&#x27; is not a whole number" in editor.message("smem_ring", "consumer_group")
 
 
 def test_interleave_stride_takes_one_or_four_role_values_and_ts_checks_them():
@@ -73,7 +91,7 @@ def test_field_that_does_not_apply_is_refused_with_the_fields_that_do():
 def test_group_and_signaling_controls_edit_the_design():
     editor = PipelineEditor(design("tma_copy"))
     _agent, size = editor.control("smem_ring", "consumer_group").children
-    size.value = 64
+    size.value = "64"
     assert editor.design.pipelines()["smem_ring"]["consumer_group"] == {"agent": "Thread", "size": 64}
     editor.control("smem_ring", "producer_signaling_threads").value = "CtaLeader"
     assert editor.design.pipelines()["smem_ring"]["producer_signaling_threads"] == "CtaLeader"
@@ -82,7 +100,7 @@ def test_group_and_signaling_controls_edit_the_design():
 def test_gemm_has_one_panel_per_pipelined_resource():
     editor = PipelineEditor(design("gemm_sm90"))
     assert set(editor.design.pipelines()) == {"smem_ab", "smem_epi"}
-    assert editor.control("smem_epi", "num_stages").value == editor.design.pipelines()["smem_epi"]["num_stages"]
+    assert editor.control("smem_epi", "num_stages").value == str(editor.design.pipelines()["smem_epi"]["num_stages"])
 
 
 def grouped_design():
@@ -98,7 +116,7 @@ def test_a_pipeline_group_is_one_panel_titled_with_its_members():
     assert len(panels) == 1 and "tslab-pipeline-group" in panels[0]._dom_classes
     title = panels[0].children[0].value
     assert "ab_sync" in title and "smem_a" in title and "smem_b" in title and "Merge" in title
-    assert editor.control("ab_sync", "num_stages").value == 4
+    assert editor.control("ab_sync", "num_stages").value == "4"
     assert editor.control("ab_sync", "producer_group").children[1].disabled  # TS sums it from the members
     with pytest.raises(tslab.DesignError, match=r"smem_a belongs to PipelineGroup 'ab_sync'"):
         editor.control("smem_a", "num_stages")
@@ -106,7 +124,7 @@ def test_a_pipeline_group_is_one_panel_titled_with_its_members():
 
 def test_a_group_panel_edit_changes_the_group_and_its_members():
     editor = PipelineEditor(grouped_design())
-    editor.control("ab_sync", "num_stages").value = 5
+    editor.control("ab_sync", "num_stages").value = "5"
     assert {n: p["num_stages"] for n, p in editor.design.pipelines().items()} == {"ab_sync": 5, "smem_a": 5,
                                                                                   "smem_b": 5}
     assert editor.design.overrides["pipelines"] == {"ab_sync": {"num_stages": 5}}

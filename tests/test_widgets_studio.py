@@ -13,7 +13,7 @@ from tslab.widgets.swimlane import swimlane_html, swimlane_rows
 def test_edit_in_an_editor_rechecks_in_the_background_and_updates_every_view():
     studio = Studio(design("tma_copy"), debounce=0.01)
     assert studio.verdict.status == "SAFE"
-    studio.pipeline_editor.control("smem_ring", "num_stages").value = 20
+    studio.pipeline_editor.control("smem_ring", "num_stages").value = "20"
     assert studio.design.pipelines()["smem_ring"]["num_stages"] == 20  # current at once
     assert studio.wait(10)
     assert studio.verdict.status == "CAPACITY" and studio.verdict.design == studio.design
@@ -41,7 +41,7 @@ def test_history_reverts_with_one_click_and_keeps_everything():
     studio._history_box.children[0].click()
     studio.wait(10)
     assert studio.design == design("tma_copy") and studio.verdict.status == "SAFE"
-    assert studio.pipeline_editor.control("smem_ring", "num_stages").value == 4
+    assert studio.pipeline_editor.control("smem_ring", "num_stages").value == "4"
     assert studio.history.labels()[-1] == "revert to #0" and len(studio.history) == 4
 
 
@@ -127,3 +127,12 @@ def test_state_bound_makes_a_large_check_not_proven_and_says_so():
     studio = Studio(design("tma_copy"), max_states=10)
     assert studio.verdict.status == "NOT PROVEN"
     assert "state limit 10 hit" in studio._states.value
+
+
+def test_a_misread_stage_count_is_refused_and_leaves_no_history_entry():
+    studio = Studio(design("tma_copy"), debounce=0.01)
+    studio.pipeline_editor.control("smem_ring", "num_stages").value = "2.5"
+    studio.wait(10)
+    assert studio.history.labels() == ["start"] and studio.design == design("tma_copy")
+    assert studio.verdict.status == "SAFE"
+    assert "not a whole number" in studio.pipeline_editor.message("smem_ring", "num_stages")

@@ -85,8 +85,13 @@ class PipelineEditor(widgets.VBox, DesignHolder):
         key = (resource, field)
         try:
             self._require_editable(resource, field)
+            where = f"resource '{resource}' field '{field}'"
             if field == "interleave_stride" and isinstance(value, str):
-                value = form.parse_interleave(value, where=f"resource '{resource}' field 'interleave_stride'")
+                value = form.parse_interleave(value, where=where)
+            elif field in form.INT_FIELDS:
+                value = form.parse_whole(value, field=field, where=where)
+            elif field in form.GROUP_FIELDS and isinstance(value, dict) and "size" in value:
+                value = {**value, "size": form.parse_whole(value["size"], field=f"{field}.size", where=where)}
             new = self._design.with_pipeline(resource, **{field: value})
         except DesignError as exc:
             self.errors[key] = exc.issue
@@ -128,9 +133,11 @@ class PipelineEditor(widgets.VBox, DesignHolder):
         try:
             if key[1] in form.GROUP_FIELDS and isinstance(value, dict):
                 control.children[0].value = value.get("agent", "Thread")
-                control.children[1].value = int(value.get("size", 1))
-            elif key[1] in form.GROUP_FIELDS and isinstance(value, int):
-                control.children[1].value = value
+                control.children[1].value = str(value.get("size", 1))
+            elif key[1] in form.GROUP_FIELDS and isinstance(value, (int, str)):
+                control.children[1].value = str(value)
+            elif key[1] in form.INT_FIELDS:
+                control.value = str(value)
             elif key[1] == "interleave_stride":
                 control.value = form.format_interleave(value)
             elif key[1] in form.SIGNALING_FIELDS:
@@ -194,8 +201,8 @@ class PipelineEditor(widgets.VBox, DesignHolder):
         if field in form.GROUP_FIELDS:
             agent = widgets.Dropdown(options=AGENTS, value=(value or {}).get("agent", "Thread"),
                                      layout=widgets.Layout(width="130px"), disabled=not editable)
-            size = widgets.IntText(value=(value or {}).get("size", 1), layout=widgets.Layout(width="80px"),
-                                   disabled=not editable)
+            size = widgets.Text(value=str((value or {}).get("size", 1)), layout=widgets.Layout(width="80px"),
+                                continuous_update=False, disabled=not editable)
 
             def group_changed(_: Any) -> None:
                 self._edited(resource, field, {"agent": agent.value, "size": size.value})
@@ -214,9 +221,9 @@ class PipelineEditor(widgets.VBox, DesignHolder):
                                    layout=widgets.Layout(width="210px"))
         elif isinstance(value, bool):
             control = widgets.Checkbox(value=value, disabled=not editable, indent=False)
-        else:
-            control = widgets.IntText(value=int(value or 0), disabled=not editable,
-                                      layout=widgets.Layout(width="210px"))
+        else:  # a whole number, typed as text: the editor parses it and refuses "2.5" or "x" with a message
+            control = widgets.Text(value=str(int(value or 0)), continuous_update=False, disabled=not editable,
+                                   layout=widgets.Layout(width="210px"))
         control.add_class(f"tslab-field-{field}")
         control.observe(lambda change: self._edited(resource, field, _from_control(field, change["new"])), "value")
         return control

@@ -69,6 +69,21 @@ def parse_interleave(text: str, *, where: str) -> int | list[int]:
     return values[0] if len(values) == 1 else values
 
 
+def parse_whole(value: Any, *, field: str, where: str) -> Any:
+    """Typed text (or a float) -> an int; anything that is not a whole number is refused, never rounded.
+
+    Other values pass through unchanged for TS to judge.
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+        return int(value)
+    if isinstance(value, (str, float)):
+        raise DesignError("input", where, f"{field}={value!r} is not a whole number; nothing was applied",
+                          f"type an integer, e.g. {field}=2 or 3")
+    return value
+
+
 def format_interleave(value: Any) -> str:
     """The editor's text for an interleave_stride value."""
     if isinstance(value, (list, tuple)):
@@ -76,6 +91,7 @@ def format_interleave(value: Any) -> str:
     return str(value)
 
 
+INT_FIELDS = frozenset({"num_stages", "num_bytes"})
 GROUP_FIELDS = frozenset({"producer_group", "consumer_group"})
 SIGNALING_FIELDS = frozenset({"producer_signaling_threads", "consumer_signaling_threads",
                               "consumer_wait_signaling_threads"})
