@@ -37,7 +37,8 @@ def test_history_reverts_with_one_click_and_keeps_everything():
     studio.pipeline_editor.set("smem_ring", "num_stages", 20)
     studio.schedule_editor.move("StoreTask", 3, "Tail", 0)
     studio.wait(10)
-    assert studio.history.labels() == ["start", "smem_ring.num_stages=20", "schedule StoreTask"]
+    assert studio.history.labels() == ["start", "smem_ring.num_stages 4 -> 20",
+                                       "StoreTask: moved gmem_out.ProducerWork(store) down into Tail"]
     studio._history_box.children[0].click()
     studio.wait(10)
     assert studio.design == design("tma_copy") and studio.verdict.status == "SAFE"
@@ -136,3 +137,44 @@ def test_a_misread_stage_count_is_refused_and_leaves_no_history_entry():
     assert studio.history.labels() == ["start"] and studio.design == design("tma_copy")
     assert studio.verdict.status == "SAFE"
     assert "not a whole number" in studio.pipeline_editor.message("smem_ring", "num_stages")
+
+
+def test_undo_and_redo_move_through_history_instead_of_adding_entries():
+    studio = Studio(design("tma_copy"), debounce=0.01)
+    editor = studio.schedule_editor
+    editor.move("StoreTask", 3, "Tail", 0)
+    studio.pipeline_editor.set("smem_ring", "num_stages", 5)
+    assert len(studio.history) == 3 and studio.history.current == 2
+    editor.undo()  # back to the design before the move, with 5 stages: not in history yet, so it is added
+    assert len(studio.history) == 4
+    editor.redo()
+    assert len(studio.history) == 4 and studio.history.current == 2 and studio.design == studio.history[2]
+    studio.wait(10)
+    editor.move("StoreTask", 1, "Loop", 0)
+    editor.undo()
+    assert studio.history.current == 2 and len(studio.history) == 5
+    editor.redo()
+    assert studio.history.current == 4 and len(studio.history) == 5
+    editor.undo()
+    studio.wait(10)
+    assert [b.button_style for b in studio._history_box.children] == ["", "", "info", "", ""]
+
+
+def test_history_labels_say_what_changed():
+    from tslab.widgets.history import describe_steps
+
+    base = design("tma_copy")
+    assert describe_change(base, base.with_pipeline("smem_ring", num_stages=5)) == "smem_ring.num_stages 4 -> 5"
+    steps = base.schedule("StoreTask")
+    assert describe_steps("StoreTask", steps, steps[1:]) == f"StoreTask: deleted {steps[0][0]}.{steps[0][1]}" + (
+        f"({steps[0][3]})" if steps[0][3] else "")
+    swapped = [steps[0], steps[2], steps[1], *steps[3:]]
+    assert describe_steps("StoreTask", steps, swapped).startswith("StoreTask: moved ")
+    assert describe_steps("StoreTask", steps, list(reversed(steps))) == "StoreTask: schedule changed"
+
+
+def test_a_refused_field_says_which_design_is_on_show():
+    studio = Studio(design("tma_copy"), debounce=0.01)
+    studio.pipeline_editor.set("smem_ring", "num_stages", 5)
+    studio.pipeline_editor.control("smem_ring", "num_stages").value = "2.5"
+    assert "showing the last valid design (#1)" in studio.pipeline_editor.message("smem_ring", "num_stages")

@@ -24,7 +24,7 @@ def _drive_studio(lab, page) -> None:
     open_and_run(page, lab, "01_pipelines.ipynb")
     studio = page.locator(".tslab-studio")
     studio.wait_for(timeout=120_000)
-    last_output = re.compile(r"num_stages=15'\]\s+SAFE 4")  # the notebook's last cell: overflow, then revert
+    last_output = re.compile(r"num_stages 4 -> 15'\]\s+SAFE 4")  # the notebook's last cell: overflow, then revert
     expect(page.locator(".jp-RenderedText pre", has_text=last_output)).to_have_count(1, timeout=60_000)
     studio.scroll_into_view_if_needed()
     badge = studio.locator(".tslab-studio-badge .tslab-badge")

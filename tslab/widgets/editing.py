@@ -13,7 +13,15 @@ from .badge import badge_html
 
 
 class DesignHolder:
-    """Keeps the last valid design (set up by ``_hold``); ``accept`` makes an edit current, re-checks, notifies."""
+    """Keeps the last valid design (set up by ``_hold``); ``accept`` makes an edit current, re-checks, notifies.
+
+    ``last_action`` says what the newest accepted design came from: ``"edit"``, ``"undo"`` or ``"redo"``;
+    ``shown_note()`` names the design on show for the note beside a refused field (a Studio gives its history
+    entry, e.g. ``" (#3)"``).
+    """
+
+    last_action: str = "edit"
+    shown_note: Callable[[], str] = staticmethod(lambda: "")
 
     def _hold(self, design: Design, *, auto_check: bool) -> None:
         self._design = design

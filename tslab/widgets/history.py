@@ -1,37 +1,104 @@
-"""The designs a Studio went through, each with a short label of what changed (pure data)."""
+"""The designs a Studio went through, each with a short label of what changed (pure data).
+
+Edits append; undo and redo make the entry they return to ``current``, so stepping
+through a schedule's edits never grows the list. Reverting appends, so nothing is lost.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core.design import Design
+from ..core.steps import SECTIONS, Step
 
 
 def describe_change(old: Design | None, new: Design) -> str:
-    """A few words on what ``new`` changes relative to ``old`` (``"start"`` when there is no old)."""
+    """What ``new`` changes relative to ``old``: ``"smem_ring.num_stages 4 -> 5"``, ``"MmaTask: moved ..."``."""
     if old is None:
         return "start"
     before, after = old.overrides, new.overrides
     parts = []
-    for resource, fields in after["pipelines"].items():
-        previous = before["pipelines"].get(resource, {})
-        parts += [f"{resource}.{k}={v}" for k, v in fields.items() if previous.get(k) != v]
-    parts += [f"schedule {t}" for t, s in after["schedules"].items() if before["schedules"].get(t) != s]
-    parts += [f"schedule {t} reset" for t in before["schedules"] if t not in after["schedules"]]
+    for resource in dict.fromkeys([*before["pipelines"], *after["pipelines"]]):
+        was, now = old.pipelines().get(resource, {}), new.pipelines().get(resource, {})
+        fields = dict.fromkeys([*before["pipelines"].get(resource, {}), *after["pipelines"].get(resource, {})])
+        parts += [f"{resource}.{k} {_value(was.get(k))} -> {_value(now.get(k))}"
+                  for k in fields if was.get(k) != now.get(k)]
+    for task in dict.fromkeys([*before["schedules"], *after["schedules"]]):
+        steps_before = old.schedule(task) if task in old.tasks() else []
+        steps_after = new.schedule(task) if task in new.tasks() else []
+        if steps_before != steps_after:
+            parts.append(describe_steps(task, steps_before, steps_after))
     if before["alias_groups"] != after["alias_groups"]:
         parts.append("alias groups")
+    if old.knobs() != new.knobs():
+        parts += [f"knob {k} {_value(old.knobs().get(k))} -> {_value(v)}"
+                  for k, v in new.knobs().items() if old.knobs().get(k) != v]
     return ", ".join(parts) or "no change"
+
+
+def describe_steps(task: str, before: Sequence[Step], after: Sequence[Step]) -> str:
+    """One schedule edit in words: a step moved (up or down, maybe into another section), deleted or inserted."""
+    before, after = list(before), list(after)
+    if len(after) == len(before) - 1:
+        for i, step in enumerate(before):
+            if before[:i] + before[i + 1:] == after:
+                return f"{task}: deleted {_step(step)}"
+    if len(after) == len(before) + 1:
+        for i, step in enumerate(after):
+            if after[:i] + after[i + 1:] == before:
+                return f"{task}: inserted {_step(step)} in {step[2]}"
+    if len(after) == len(before):
+        for i, step in enumerate(before):
+            rest = before[:i] + before[i + 1:]
+            for j, moved in enumerate(after):
+                same = (moved[0], moved[1], moved[3]) == (step[0], step[1], step[3])
+                if not same or after[:j] + after[j + 1:] != rest or (i == j and moved[2] == step[2]):
+                    continue
+                up = j < i or (j == i and SECTIONS.index(moved[2]) < SECTIONS.index(step[2]))
+                into = f" into {moved[2]}" if moved[2] != step[2] else ""
+                return f"{task}: moved {_step(step)} {'up' if up else 'down'}{into}"
+    return f"{task}: schedule changed"
+
+
+def _step(step: Step) -> str:
+    return f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "")
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, dict) and set(value) == {"agent", "size"}:
+        return f"{value['agent']}x{value['size']}"
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(map(str, value)) + ")"
+    return str(value)
 
 
 @dataclass
 class History:
-    """Designs in the order they became current; reverting appends, so nothing is lost."""
+    """Designs in the order they became current, and which one is current now."""
 
     entries: list[tuple[Design, str]] = field(default_factory=list)
+    current: int = -1
 
-    def add(self, design: Design, label: str | None = None) -> None:
-        last = self.entries[-1][0] if self.entries else None
-        self.entries.append((design, label or describe_change(last, design)))
+    def add(self, design: Design, label: str | None = None) -> int:
+        """Append ``design`` (labelled with what it changes from the current entry) and make it current."""
+        shown = self.entries[self.current][0] if self.entries else None
+        self.entries.append((design, label or describe_change(shown, design)))
+        self.current = len(self.entries) - 1
+        return self.current
+
+    def step_to(self, design: Design, direction: int) -> bool:
+        """Make the nearest entry equal to ``design`` current, looking behind (-1) or ahead (+1) of the current
+        one first, then the other way; False when no entry is that design."""
+        for way in (direction, -direction):
+            index = self.current + way
+            while 0 <= index < len(self.entries):
+                if self.entries[index][0] == design:
+                    self.current = index
+                    return True
+                index += way
+        return False
 
     def __len__(self) -> int:
         return len(self.entries)

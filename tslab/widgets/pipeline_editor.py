@@ -125,7 +125,8 @@ class PipelineEditor(widgets.VBox, DesignHolder):
             return
         box.value = "" if issue is None else (
             f'<div class="tslab-field-error" style="color:#cf222e">{_esc(issue.message)}'
-            + (f"<br><i>hint: {_esc(issue.hint)}</i>" if issue.hint else "") + "</div>")
+            + (f"<br><i>hint: {_esc(issue.hint)}</i>" if issue.hint else "")
+            + f'<br><span class="tslab-last-valid">showing the last valid design{_esc(self.shown_note())}</span></div>')
 
     def _show(self, key: tuple[str, str], value: Any) -> None:
         control = self._controls[key]

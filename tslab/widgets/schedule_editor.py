@@ -93,6 +93,7 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
             return False
         self._undo.append((task, before, new.schedule(task), overridden))
         self._redo.clear()
+        self.last_action = "edit"
         self._done(new)
         return True
 
@@ -109,6 +110,7 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
             self._fail(exc.issue)
             return False
         target.append(source.pop())
+        self.last_action = "undo" if before else "redo"
         self._done(new)
         return True
 

@@ -73,6 +73,7 @@ class Studio(widgets.HBox):
         self.history.add(design)
         self.pipeline_editor = PipelineEditor(design, auto_check=False)
         self.schedule_editor = ScheduleEditor(design, auto_check=False)
+        self.pipeline_editor.shown_note = lambda: f" (#{self.history.current})"
         self.pipeline_editor.on_design(lambda d: self._edited(d, source=self.pipeline_editor))
         self.schedule_editor.on_design(lambda d: self._edited(d, source=self.schedule_editor))
         self.layout_chart = LayoutChart(self._verdict, width=chart_width)
@@ -145,9 +146,12 @@ class Studio(widgets.HBox):
 
     # -- internals -----------------------------------------------------------------------------------
     def _edited(self, design: Design, *, source: Any, label: str | None = None) -> None:
+        action = getattr(source, "last_action", "edit")
         with self._lock:
             self._design = design
-            self.history.add(design, label)
+            moved = action in ("undo", "redo") and self.history.step_to(design, -1 if action == "undo" else 1)
+            if not moved:
+                self.history.add(design, label)
             self._checking = "re-checking…"
         for editor in (self.pipeline_editor, self.schedule_editor):
             if editor is not source and source is not None:
@@ -191,8 +195,10 @@ class Studio(widgets.HBox):
         start = max(0, len(self.history) - MAX_HISTORY_BUTTONS)
         buttons = []
         for index in range(start, len(self.history)):
+            current = index == self.history.current
             button = widgets.Button(description=f"#{index}: {self.history.labels()[index]}",
-                                    tooltip="revert to this design", layout=widgets.Layout(width="auto"))
+                                    tooltip="the design on show" if current else "revert to this design",
+                                    button_style="info" if current else "", layout=widgets.Layout(width="auto"))
             button.on_click(lambda _, i=index: self.revert(i))
             buttons.append(button)
         self._history_box.children = buttons
