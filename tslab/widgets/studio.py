@@ -84,6 +84,7 @@ class Studio(widgets.HBox):
         self._history_box = widgets.VBox()
         self._badge.add_class("tslab-studio-badge")
         self._states.add_class("tslab-studio-states")
+        self._history_box.add_class("tslab-studio-history")
         editors = widgets.Tab(children=[self.pipeline_editor, self.schedule_editor])
         editors.titles = ("pipelines", "schedules")
         right = widgets.VBox([self._badge, self._states, self.layout_chart, widgets.HTML("<b>schedule</b>"),

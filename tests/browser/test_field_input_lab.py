@@ -1,0 +1,46 @@
+"""Typing into the Studio's num_stages field by hand: a number that is not whole is refused where it was typed."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from labkit import ARTIFACTS, open_and_run
+
+pytestmark = pytest.mark.browser
+
+
+def test_typing_2_5_is_refused_at_the_field_and_the_badge_stays(lab, lab_page):
+    from playwright.sync_api import expect
+
+    page = lab_page
+    try:
+        open_and_run(page, lab, "01_pipelines.ipynb")
+        studio = page.locator(".tslab-studio")
+        studio.wait_for(timeout=120_000)
+        expect(page.locator(".jp-RenderedText pre", has_text=re.compile(r"SAFE 4"))).to_have_count(1, timeout=60_000)
+        studio.scroll_into_view_if_needed()
+        badge = studio.locator(".tslab-studio-badge .tslab-badge")
+        expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
+        entries = studio.locator(".tslab-studio-history button")
+        count = entries.count()
+
+        box = studio.locator(".tslab-field-num_stages input")
+        box.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("2.5")
+        page.keyboard.press("Enter")
+
+        error = studio.locator(".tslab-field-error")
+        expect(error).to_contain_text("num_stages='2.5' is not a whole number", timeout=30_000)
+        expect(error).to_contain_text(re.compile(r"showing the last valid design \(#\d+\)"))
+        expect(box).to_have_value("2.5")
+        page.wait_for_timeout(1_000)  # a wrongly applied edit would re-check within the debounce
+        expect(badge).to_have_attribute("data-status", "SAFE")
+        assert entries.count() == count
+        error.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "lab-field-refused.png"))
+        assert page.console_errors == []
+    except Exception:
+        page.screenshot(path=str(ARTIFACTS / "lab-field-refused-failure.png"))
+        raise
