@@ -76,17 +76,45 @@ class BenchResult:
         return self.table.to_html(index=False, float_format="%.3f")
 
     def plot(self) -> Any:
-        """GB/s of each kernel variant and size next to torch's copy, as a plotly figure (imported only here)."""
+        """GB/s of each row next to torch's copy, as a plotly figure (imported only here).
+
+        One horizontal bar per row, never merged: each row is labelled with its kernel and the shape and
+        parameters that differ between rows, and rows that would still read the same are numbered.
+        """
         import plotly.graph_objects as go
 
         t = self.table
-        labels = t["kernel"] + " " + t["shape"] + "<br>" + t["params"].str.replace(",", " ")
+        labels = row_labels(t)
+        hover = t["kernel"] + " " + t["shape"] + "<br>" + t["params"].str.replace(",", " ")
         fig = go.Figure()
-        fig.add_bar(name="kernel", x=labels, y=t["gbps"], text=t["ratio"].map(lambda r: f"{r:.3f}x" if r else ""))
+        fig.add_bar(name="kernel", y=labels, x=t["gbps"], orientation="h", hovertext=hover,
+                    text=t["ratio"].map(lambda r: f"{r:.3f}x torch" if r else ""), textposition="auto")
         if t["torch_gbps"].notna().any():
-            fig.add_scatter(name="torch copy (same run)", x=labels, y=t["torch_gbps"], mode="markers")
-        fig.update_layout(yaxis_title="GB/s (read + write)", height=450, margin={"b": 160})
+            fig.add_scatter(name="torch copy (same run)", y=labels, x=t["torch_gbps"], mode="markers")
+        fig.update_layout(xaxis_title="GB/s (read + write)", height=120 + 28 * len(t),
+                          yaxis={"autorange": "reversed", "automargin": True, "type": "category"},
+                          legend={"orientation": "h", "y": -0.15 if len(t) > 4 else -0.4},
+                          margin={"l": 10, "r": 10, "t": 30, "b": 40})
         return fig
+
+
+def row_labels(table: pd.DataFrame) -> list[str]:
+    """A distinct, short label per row: the kernel, then the shape and parameters that vary among its rows."""
+    params = [dict(p.split("=", 1) for p in row.split(",") if "=" in p) for row in table["params"]]
+    rows = list(zip(table["kernel"], table["shape"], params, strict=True))
+    labels = []
+    for kernel, shape, p in rows:
+        same = [(s, q) for k, s, q in rows if k == kernel]
+        varying = [key for key in p if len({q.get(key) for _, q in same}) > 1]
+        shape_varies = len({s for s, _ in same}) > 1
+        labels.append(" ".join([kernel, *([shape] if shape_varies else []), *(f"{k}={p[k]}" for k in varying)]))
+    counts = {label: labels.count(label) for label in labels}
+    seen: dict[str, int] = {}
+    for i, label in enumerate(labels):
+        if counts[label] > 1:
+            seen[label] = seen.get(label, 0) + 1
+            labels[i] = f"{label} (run {seen[label]})"
+    return labels
 
 
 def bench(kernels: Any, *, sizes: list[tuple[int, ...]] | None = None, dtype: str | None = None,
