@@ -1,4 +1,8 @@
-"""``LayoutChart``: the SMEM/TMEM map of a Verdict beside the same design laid out without aliasing."""
+"""``LayoutChart``: the SMEM/TMEM map of a Verdict beside the same design laid out without aliasing.
+
+Each map sits in a ``FigureSlot``: in a kernel that has not drawn a plotly figure yet, a placeholder shows at
+once and the map replaces it when plotly is ready.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import plotly.graph_objects as go
 
 from ..core.check import check
 from ..core.verdict import Verdict
+from .figure_slot import FigureSlot
 from .layout_data import TEMPLATE, layout_chart_data, layout_spec, summary_text
 
 
@@ -42,12 +47,22 @@ class LayoutChart(widgets.VBox):
         self.width = width
         self._summary = widgets.HTML()
         self._summary.add_class("tslab-layout-summary")
-        self.figure = go.FigureWidget(layout={"template": TEMPLATE})
-        self.what_if = go.FigureWidget(layout={"template": TEMPLATE})
-        self._what_if_box = widgets.VBox([self.what_if])
-        self.children = [self._summary, widgets.HBox([widgets.VBox([self.figure]), self._what_if_box])]
+        self._main = FigureSlot(note="drawing the memory map…", layout={"template": TEMPLATE})
+        self._other = FigureSlot(note="drawing the map without aliasing…", layout={"template": TEMPLATE})
+        self._what_if_box = widgets.VBox([self._other])
+        self.children = [self._summary, widgets.HBox([widgets.VBox([self._main]), self._what_if_box])]
         self.data: dict[str, Any] = {}
         self.update(verdict)
+
+    @property
+    def figure(self) -> go.FigureWidget:
+        """The memory map's FigureWidget."""
+        return self._main.figure
+
+    @property
+    def what_if(self) -> go.FigureWidget:
+        """The map of the same design without aliasing (hidden when the design has no alias group)."""
+        return self._other.figure
 
     def __repr__(self) -> str:
         return f"LayoutChart({summary_text(self.data['layout'])})" if self.data else "LayoutChart()"
@@ -63,10 +78,12 @@ class LayoutChart(widgets.VBox):
             text += f"; without aliasing {s['smem_used']:,} B" + ("" if s["fits"] else " (does not fit)")
         self._summary.value = f'<span class="tslab-layout-text">{html.escape(text)}</span>'
         width = self.width // 2 if other is not None else self.width
-        _redraw(self.figure, layout_spec(main, "with aliasing" if other is not None else "layout", width))
+        spec = layout_spec(main, "with aliasing" if other is not None else "layout", width)
+        self._main.draw(lambda figure: _redraw(figure, spec))
         self._what_if_box.layout.display = None if other is not None else "none"
         if other is not None:
-            _redraw(self.what_if, layout_spec(other, "without aliasing", width))
+            other_spec = layout_spec(other, "without aliasing", width)
+            self._other.draw(lambda figure: _redraw(figure, other_spec))
 
 
 def _redraw(target: go.FigureWidget, spec: dict[str, Any]) -> None:
