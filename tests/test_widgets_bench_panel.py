@@ -45,6 +45,8 @@ def test_without_a_gpu_the_panel_says_so(panel):
     assert "No GPU here" in BenchPanel("grid_stride_copy")._status.value
     assert panel.run() is None and "no NVIDIA GPU" in panel.last_error
     assert panel.bench() is None and panel.results == []
+    assert "no GPU here: compile results only" in panel._chart.children[0].value
+    assert panel._figure is None  # no empty axes
 
 
 @pytest.mark.gpu

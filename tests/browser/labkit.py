@@ -37,3 +37,40 @@ def set_field(panel, field: str, value) -> None:
     box = panel.locator(f".tslab-field-{field} input")
     box.fill(str(value))
     box.press("Enter")
+
+
+OVERFLOW_JS = """
+(roots) => {
+  const found = [];
+  const name = (e) => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string'
+      ? '.' + e.className.trim().split(/\\s+/).slice(0, 3).join('.') : '') + ' "' +
+      (e.innerText || e.value || '').trim().slice(0, 40).replace(/\\s+/g, ' ') + '"';
+  for (const root of roots) {
+    const box = root.getBoundingClientRect();
+    if (box.width === 0) continue;
+    for (const e of [root, ...root.querySelectorAll('*')]) {
+      if (e.closest('.js-plotly-plot') && !e.classList.contains('js-plotly-plot')) continue;
+      if (e.closest('.noUi-target')) continue;  // a slider's handle overhangs its track by design
+      if (['INPUT', 'SELECT', 'TEXTAREA', 'OPTION'].includes(e.tagName)) continue;
+      const r = e.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      if (r.right > box.right + 1 || r.left < box.left - 1) {
+        found.push('sticks out of the widget: ' + name(e));
+      } else if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible') {
+        found.push('clips its content: ' + name(e));
+      } else if (e.parentElement && e !== root) {
+        const p = e.parentElement.getBoundingClientRect();
+        if (r.right > p.right + 1 && getComputedStyle(e.parentElement).overflowX === 'visible') {
+          found.push('overflows its container: ' + name(e));
+        }
+      }
+    }
+  }
+  return found;
+}
+"""
+
+
+def overflowing(page, selector: str) -> list[str]:
+    """Elements inside the widgets matching ``selector`` that stick out of them or of their container, or clip."""
+    return page.locator(selector).evaluate_all(OVERFLOW_JS)

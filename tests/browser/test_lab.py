@@ -51,7 +51,7 @@ def _drive_studio(lab, page) -> None:
     set_field(studio, "num_stages", 4)
     expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
     expect(summary).to_have_text(safe_summary)
-    assert title.text_content() == safe_title
+    expect(title).to_have_text(safe_title, timeout=30_000)
     page.screenshot(path=str(ARTIFACTS / "lab-3-back.png"))
 
     assert page.get_by_text("Error displaying widget").count() == 0

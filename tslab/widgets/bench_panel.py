@@ -64,14 +64,18 @@ class BenchPanel(widgets.VBox):
         self._status = widgets.HTML()
         self._compile_view = widgets.HTML()
         self._table = widgets.HTML()
-        self.figure = go.FigureWidget()
+        self._figure: go.FigureWidget | None = None
+        self._chart = widgets.VBox([widgets.HTML(
+            '<i class="tslab-bench-no-gpu">no GPU here: compile results only</i>' if self.device is None else "")])
         self._kernel.observe(lambda _c: self._show_params({}), names="value")
         self._show_params(params)
+        wrap = widgets.Layout(flex_flow="row wrap")
         self.children = [
-            widgets.HBox([self._kernel, self._arch, self._shape]), self._params,
-            widgets.HBox([*self._buttons.values(), self._export_path]), self._status, self._compile_view,
-            self._table, self.figure,
+            widgets.HBox([self._kernel, self._arch, self._shape], layout=wrap), self._params,
+            widgets.HBox([*self._buttons.values(), self._export_path], layout=wrap), self._status,
+            self._compile_view, self._table, self._chart,
         ]
+        self.add_class("tslab-bench-panel")
         self._say(self._device_line())
 
     # -- the design ------------------------------------------------------------------------------------
@@ -79,7 +83,8 @@ class BenchPanel(widgets.VBox):
         defaults = kernel_module(self._kernel.value).PARAMS
         self._param_inputs = {name: widgets.IntText(value=int(values.get(name, default)), description=name)
                               for name, default in defaults.items() if isinstance(default, int)}
-        self._params.children = [widgets.HBox(list(self._param_inputs.values()))]
+        self._params.children = [widgets.HBox(list(self._param_inputs.values()),
+                                              layout=widgets.Layout(flex_flow="row wrap"))]
 
     def set_param(self, name: str, value: int) -> None:
         """Set one kernel parameter (as the field beside it would)."""
@@ -87,6 +92,14 @@ class BenchPanel(widgets.VBox):
             raise TslabError(f"BenchPanel: kernel '{self._kernel.value}' has no parameter {name!r}; "
                              f"parameters: {', '.join(self._param_inputs)}")
         self._param_inputs[name].value = value
+
+    @property
+    def figure(self) -> go.FigureWidget:
+        """The chart of the bench results (made with the first result: without a GPU there is none)."""
+        if self._figure is None:
+            self._figure = go.FigureWidget()
+            self._chart.children = [self._figure]
+        return self._figure
 
     @property
     def design(self) -> Design:

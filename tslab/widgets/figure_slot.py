@@ -26,6 +26,11 @@ def placeholder_html(note: str) -> str:
             f'<progress style="width:160px;vertical-align:middle"></progress> {html.escape(note)}</div>')
 
 
+def fit_to_column(figure: Any) -> None:
+    """Let a FigureWidget without a set width follow its column's width when the window resizes."""
+    figure._config = {**figure._config, "responsive": True}
+
+
 class FigureSlot(widgets.VBox):
     """Holds one ``go.FigureWidget`` (``figure``); ``draw(fn)`` calls ``fn(figure)`` now or once it is built."""
 
@@ -69,6 +74,7 @@ class FigureSlot(widgets.VBox):
 
         started = time.perf_counter()
         self._figure = go.FigureWidget(layout=self._figure_layout)
+        fit_to_column(self._figure)
         drawing, self._drawing = self._drawing, None
         if drawing is not None:
             drawing(self._figure)

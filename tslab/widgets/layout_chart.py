@@ -39,10 +39,11 @@ def chart_data(verdict: Verdict) -> dict[str, Any]:
 class LayoutChart(widgets.VBox):
     """Memory map of a verdict with a summary line; ``update(verdict)`` redraws in place.
 
-    ``width`` (pixels) is shared by the two maps when the what-if without aliasing is shown.
+    ``width`` (pixels) is shared by the two maps when the what-if without aliasing is shown; None (the
+    default) lets each map take the width of its column.
     """
 
-    def __init__(self, verdict: Verdict, *, width: int = 760) -> None:
+    def __init__(self, verdict: Verdict, *, width: int | None = None) -> None:
         super().__init__()
         self.width = width
         self._summary = widgets.HTML()
@@ -50,7 +51,10 @@ class LayoutChart(widgets.VBox):
         self._main = FigureSlot(note="drawing the memory map…", layout={"template": TEMPLATE})
         self._other = FigureSlot(note="drawing the map without aliasing…", layout={"template": TEMPLATE})
         self._what_if_box = widgets.VBox([self._other])
-        self.children = [self._summary, widgets.HBox([widgets.VBox([self._main]), self._what_if_box])]
+        self._what_if_box.layout = widgets.Layout(flex="1 1 300px", min_width="0")
+        main = widgets.VBox([self._main], layout=widgets.Layout(flex="1 1 300px", min_width="0"))
+        self.children = [self._summary, widgets.HBox([main, self._what_if_box],
+                                                     layout=widgets.Layout(flex_flow="row wrap"))]
         self.data: dict[str, Any] = {}
         self.update(verdict)
 
@@ -77,7 +81,7 @@ class LayoutChart(widgets.VBox):
             s = other["summary"]
             text += f"; without aliasing {s['smem_used']:,} B" + ("" if s["fits"] else " (does not fit)")
         self._summary.value = f'<span class="tslab-layout-text">{html.escape(text)}</span>'
-        width = self.width // 2 if other is not None else self.width
+        width = self.width // 2 if other is not None and self.width else self.width
         spec = layout_spec(main, "with aliasing" if other is not None else "layout", width)
         self._main.draw(lambda figure: _redraw(figure, spec))
         self._what_if_box.layout.display = None if other is not None else "none"

@@ -24,7 +24,8 @@ from .editing import DesignHolder
 from .knob_panel import KnobPanel
 
 AGENTS = ("Thread", "Warp", "ThreadBlock", "ThreadBlockCluster")
-_LABEL = widgets.Layout(width="240px")
+_LABEL = widgets.Layout(width="250px", min_width="0")
+_ROW = widgets.Layout(flex_flow="row wrap", align_items="center")
 
 
 class PipelineEditor(widgets.VBox, DesignHolder):
@@ -191,7 +192,8 @@ class PipelineEditor(widgets.VBox, DesignHolder):
                 message = widgets.HTML(f'<span class="tslab-sized-by" style="color:#57606a">{_esc(sized_by)}</span>')
             self._controls[(resource, field)] = control
             self._messages[(resource, field)] = message
-            rows.append(widgets.HBox([widgets.Label(field, layout=_LABEL), control, message]))
+            label = widgets.Label(field, layout=_LABEL, tooltip=field)
+            rows.append(widgets.VBox([widgets.HBox([label, control], layout=_ROW), message]))
         box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px"))
         box.add_class("tslab-pipeline-panel")
         if "members" in cfg:
@@ -201,8 +203,8 @@ class PipelineEditor(widgets.VBox, DesignHolder):
     def _control(self, resource: str, field: str, value: Any, editable: bool) -> widgets.Widget:
         if field in form.GROUP_FIELDS:
             agent = widgets.Dropdown(options=AGENTS, value=(value or {}).get("agent", "Thread"),
-                                     layout=widgets.Layout(width="130px"), disabled=not editable)
-            size = widgets.Text(value=str((value or {}).get("size", 1)), layout=widgets.Layout(width="80px"),
+                                     layout=widgets.Layout(width="140px"), disabled=not editable)
+            size = widgets.Text(value=str((value or {}).get("size", 1)), layout=widgets.Layout(width="64px"),
                                 continuous_update=False, disabled=not editable)
 
             def group_changed(_: Any) -> None:
@@ -210,7 +212,7 @@ class PipelineEditor(widgets.VBox, DesignHolder):
 
             agent.observe(group_changed, "value")
             size.observe(group_changed, "value")
-            return widgets.HBox([agent, size])
+            return widgets.HBox([agent, size], layout=widgets.Layout(width="auto"))
         if field in form.SIGNALING_FIELDS:
             options = form.SIGNALING_CHOICES + (("None",) if field == "consumer_wait_signaling_threads" else ())
             shown = "None" if value is None else str(value)
@@ -221,7 +223,8 @@ class PipelineEditor(widgets.VBox, DesignHolder):
                                    placeholder="2 or acquire, commit, wait, release", disabled=not editable,
                                    layout=widgets.Layout(width="210px"))
         elif isinstance(value, bool):
-            control = widgets.Checkbox(value=value, disabled=not editable, indent=False)
+            control = widgets.Checkbox(value=value, disabled=not editable, indent=False,
+                                       layout=widgets.Layout(width="auto"))
         else:  # a whole number, typed as text: the editor parses it and refuses "2.5" or "x" with a message
             control = widgets.Text(value=str(int(value or 0)), continuous_update=False, disabled=not editable,
                                    layout=widgets.Layout(width="210px"))

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 from ..core.explorer import Explorer
 from ..core.trace_model import State, Step, Trace
 from ..errors import TslabError
+from .figure_slot import fit_to_column
 
 _STAGE_COLOURS = {"Acquire": "#bf8700", "Wait": "#bf8700", "Commit": "#1a7f37", "Release": "#1a7f37"}
 _WORK_COLOUR = "#0969da"
@@ -58,26 +59,29 @@ class ReplayPlayer(w.VBox):
         self.figure = self._make_figure()
         last = len(self.trace.steps) - 1
         self.slider = w.IntSlider(value=0, min=0, max=last, description="step", continuous_update=True,
-                                  layout=w.Layout(width="420px"))
+                                  layout=w.Layout(flex="1 1 260px", min_width="0", max_width="420px"))
         self.play = w.Play(value=0, min=0, max=last, interval=600, description="autoplay")
         w.jslink((self.play, "value"), (self.slider, "value"))
         buttons = [("fast-backward", "first step", lambda _: self.show(0)),
                    ("step-backward", "previous step", lambda _: self.show(self.index - 1)),
                    ("step-forward", "next step", lambda _: self.show(self.index + 1)),
                    ("fast-forward", "last step", lambda _: self.show(self.slider.max))]
-        self.nav = [w.Button(icon=icon, tooltip=tip, layout=w.Layout(width="40px")) for icon, tip, _ in buttons]
+        self.nav = [w.Button(icon=icon, tooltip=tip, layout=w.Layout(width="40px", flex="0 0 40px"))
+                    for icon, tip, _ in buttons]
         for button, (_, _, fn) in zip(self.nav, buttons, strict=True):
             button.on_click(fn)
         self.caption = w.HTML()
         self.panel = w.HTML()
-        self.moves = w.HBox()
+        self.moves = w.HBox(layout=w.Layout(flex_flow="row wrap"))
         self.message = w.HTML()
         self.slider.observe(lambda change: self._render(change["new"]), names="value")
         self.arrow_keys = KeyNav()
         self.arrow_keys.on_step(lambda delta: self.show(self.index + delta))
-        controls = w.HBox([*self.nav, self.play, self.slider, self.arrow_keys])
+        controls = w.HBox([*self.nav, self.play, self.slider, self.arrow_keys],
+                          layout=w.Layout(flex_flow="row wrap", align_items="center"))
         parts = [self.figure, controls, self.caption, self.moves, self.message, self.panel]
         super().__init__(parts, **kwargs)
+        self.add_class("tslab-replay")
         self._render(0)
         if self.explorer is not None:
             self.show(last)
@@ -143,8 +147,11 @@ class ReplayPlayer(w.VBox):
         key = " ".join(f'<span style="color:{c}">&#9632;</span> {name}' for name, c in
                        (("acquire/wait", _STAGE_COLOURS["Wait"]), ("work", _WORK_COLOUR),
                         ("commit/release", _STAGE_COLOURS["Commit"])))
+        labels = self._lanes()[-1]["text"]  # fault labels sit right of the last step, in the right margin
+        right = 10 + 7 * max((len(t) for t in labels), default=0)
         return {"title": {"text": f"{html.escape(self.trace.headline())} &nbsp; {key}", "font": {"size": 13}},
-                "xaxis": {"title": "step", "dtick": 1 if n <= 40 else None, "range": [-0.5, n + 1.5]}}
+                "xaxis": {"title": "step", "dtick": 1 if n <= 40 else None, "range": [-0.5, n + 0.7]},
+                "margin": {"l": 10, "r": right, "t": 30, "b": 30}}
 
     def _make_figure(self) -> go.FigureWidget:
         lanes = self._lanes()
@@ -152,13 +159,13 @@ class ReplayPlayer(w.VBox):
                            hoverinfo="text", showlegend=False,
                            marker={"symbol": "square", "size": 13, **lane["marker"]})
                 for task, lane in zip(self.tasks, lanes, strict=False)]
-        data.append(go.Scatter(**lanes[-1], name="fault", mode="markers+text", textposition="bottom center",
+        data.append(go.Scatter(**lanes[-1], name="fault", mode="markers+text", textposition="middle right",
                                textfont={"size": 10, "color": _FAULT_COLOUR}, cliponaxis=False,
                                marker={"symbol": "x", "size": 15, "color": _FAULT_COLOUR}, hoverinfo="text",
                                showlegend=False))
         fig = go.FigureWidget(data=data)
+        fit_to_column(fig)
         fig.update_layout(self._layout(), height=110 + 40 * len(self.tasks),
-                          margin={"l": 10, "r": 10, "t": 30, "b": 30},
                           yaxis={"tickvals": list(range(len(self.tasks))), "ticktext": self.tasks[::-1],
                                  "range": [-0.7, len(self.tasks) - 0.4], "zeroline": False},
                           shapes=[{"type": "rect", "xref": "x", "yref": "paper", "x0": -0.5, "x1": 0.5,
@@ -264,7 +271,7 @@ def _panel(state: State, scale: int) -> str:
         f"<td><code>{html.escape(str(n.op) if n.op else '')}</code></td>"
         f"<td style='font-size:11px;max-width:320px'>{html.escape(n.waits_for)}</td></tr>"
         for t, n in state.next_ops.items())
-    return ('<div style="display:flex;gap:24px;font-size:12px">'
+    return ('<div style="display:flex;flex-wrap:wrap;gap:8px 24px;font-size:12px;overflow-wrap:anywhere">'
             f"<div><b>credits</b>{credits}</div>"
             f"<div><b>held</b><ul>{held or '<li><i>none</i></li>'}</ul>"
             f"<b>PDL wait done</b>: {'yes' if state.pdl_wait else 'no'}<br>cursors {state.cursors}</div>"

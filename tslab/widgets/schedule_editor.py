@@ -20,7 +20,7 @@ from . import schedule_ops as ops
 from .editing import DesignHolder
 from .schedule_code import schedule_code
 
-_BUTTON = widgets.Layout(width="30px", padding="0")
+_BUTTON = widgets.Layout(width="30px", padding="0", flex="0 0 30px")
 
 
 class ScheduleEditor(widgets.VBox, DesignHolder):
@@ -163,7 +163,7 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
                 rows.append(self._row(task, steps, index, step, position))
         rows.append(self._inserter(task))
         box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px",
-                                                       min_width="330px"))
+                                                       flex="1 1 320px", min_width="0"))
         box.add_class("tslab-task-column")
         return box
 
@@ -182,15 +182,16 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         remove = widgets.Button(icon="times", layout=_BUTTON, tooltip="delete")
         remove.on_click(lambda _: self.delete(task, index))
         text = f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "") + (f" [{step[4]}]" if len(step) > 4 else "")
-        label = widgets.HTML(f'<code style="font-size:11px">{_esc(text)}</code>', layout=widgets.Layout(width="220px"))
-        return widgets.HBox([label, *buttons, remove])
+        label = widgets.HTML(f'<code style="font-size:11px;overflow-wrap:anywhere">{_esc(text)}</code>',
+                             layout=widgets.Layout(flex="1 1 auto", min_width="0", width="auto"))
+        return widgets.HBox([label, *buttons, remove], layout=widgets.Layout(align_items="center"))
 
     def _inserter(self, task: str) -> widgets.Widget:
         roles = self._task_resources(task) or dict.fromkeys(self._design.resources())
         pipelined = set(self._design.pipelines())
         resource = widgets.Dropdown(options=list(roles), layout=widgets.Layout(width="120px"))
-        stage = widgets.Dropdown(layout=widgets.Layout(width="150px"))
-        label = widgets.Dropdown(layout=widgets.Layout(width="100px"))
+        stage = widgets.Dropdown(layout=widgets.Layout(width="160px"))
+        label = widgets.Dropdown(layout=widgets.Layout(width="120px"))
         section = widgets.Dropdown(options=SECTIONS, value="Loop", layout=widgets.Layout(width="70px"))
         add = widgets.Button(description="insert", icon="plus", layout=widgets.Layout(width="80px"))
 
@@ -213,7 +214,15 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         stage.observe(stages_changed, "value")
         add.on_click(clicked)
         resource_changed()
-        return widgets.VBox([widgets.HBox([resource, stage]), widgets.HBox([label, section, add])])
+        wrap = widgets.Layout(flex_flow="row wrap")
+        title = widgets.HTML(f'<span style="color:#57606a">insert a step into {_esc(task)}:</span>')
+        box = widgets.VBox([title, widgets.HBox([resource, stage, label], layout=wrap),
+                            widgets.HBox([widgets.HTML("in section", layout=widgets.Layout(width="auto")),
+                                          section, add], layout=wrap)],
+                           layout=widgets.Layout(border_top="1px dashed #d0d7de", margin="8px 0 0 0",
+                                                 padding="4px 0 0 0"))
+        box.add_class("tslab-step-inserter")
+        return box
 
 
 def _schedule_key(design: Design) -> tuple:

@@ -31,6 +31,7 @@ from .swimlane import swimlane_html
 from .view_writer import ViewWriter
 
 MAX_HISTORY_BUTTONS = 12
+CHART_WIDTH = 540  # px: fits the Studio's right column in JupyterLab from 1000 px wide up
 WAIT_STEP = 0.2  # seconds between redraws while wait() blocks
 UNSAFE = frozenset({"DEADLOCK", "RACE", "PDL-ORDER"})
 
@@ -63,7 +64,7 @@ class Studio(widgets.HBox):
     counterexample_view: Callable[[Verdict], widgets.Widget | None] = staticmethod(counterexample_view)
 
     def __init__(self, design: Design, *, debounce: float = 0.15, max_states: int = 1_000_000,
-                 chart_width: int = 720) -> None:
+                 chart_width: int | None = CHART_WIDTH) -> None:
         super().__init__()
         self._design = design
         self._check = functools.partial(check, max_states=max_states, smem_capacity=smem_capacity())
@@ -89,8 +90,10 @@ class Studio(widgets.HBox):
         editors.titles = ("pipelines", "schedules")
         right = widgets.VBox([self._badge, self._states, self.layout_chart, widgets.HTML("<b>schedule</b>"),
                               self._swimlane, self._counterexample, widgets.HTML("<b>history</b>"),
-                              self._history_box], layout=widgets.Layout(width="60%"))
-        self.children = [widgets.VBox([editors], layout=widgets.Layout(width="40%")), right]
+                              self._history_box], layout=widgets.Layout(flex="1 1 520px", min_width="0"))
+        left = widgets.VBox([editors], layout=widgets.Layout(flex="1 1 440px", min_width="0"))
+        self.children = [left, right]
+        self.layout.flex_flow = "row wrap"  # side by side when there is room, stacked when not
         self.add_class("tslab-studio")
         self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce,
                                     check_fn=self._check)

@@ -29,18 +29,19 @@ def _cell(step: dict[str, Any]) -> str:
     colour = STAGE_COLOURS.get(step["stage"], WORK_COLOUR)
     label = f"({html.escape(str(step['label']))})" if step["label"] else ""
     guard = f" [{html.escape(step['guard'])}]" if step["guard"] != "Always" else ""
-    return (f'<td style="background:{colour};border-top:3px solid {SECTION_BORDER[step["section"]]};'
-            f'padding:2px 6px;white-space:nowrap;font-size:11px" title="{html.escape(step["section"])} '
-            f'step {step["index"]}"><b>{html.escape(step["resource"])}</b><br>{html.escape(step["stage"])}'
-            f"{label}{guard}</td>")
+    return (f'<div class="tslab-step" style="background:{colour};border-top:3px solid '
+            f'{SECTION_BORDER[step["section"]]};padding:2px 6px;font-size:11px;overflow-wrap:anywhere" '
+            f'title="{html.escape(step["section"])} step {step["index"]}"><b>{html.escape(step["resource"])}</b>'
+            f"<br>{html.escape(step['stage'])}{label}{guard}</div>")
 
 
 def swimlane_html(schedule: pd.DataFrame) -> str:
-    """An HTML table: a row per task, a cell per step (top border: grey head/tail, blue loop)."""
+    """A lane per task, a box per step that wraps onto the next line when the lane is full (top border: grey
+    head/tail, blue loop)."""
     lanes = swimlane_rows(schedule)
     if not lanes:
         return '<div class="tslab-swimlane"><i>no schedule (the design could not be lowered)</i></div>'
-    rows = "".join(f'<tr><th style="text-align:left;padding-right:8px">{html.escape(task)}</th>'
-                   + "".join(_cell(s) for s in steps) + "</tr>" for task, steps in lanes.items())
-    return (f'<div class="tslab-swimlane" style="overflow-x:auto"><table style="border-collapse:separate;'
-            f'border-spacing:2px">{rows}</table></div>')
+    rows = "".join('<div class="tslab-lane" style="display:flex;flex-wrap:wrap;gap:2px;margin-bottom:4px">'
+                   f'<b style="flex:0 0 90px;overflow-wrap:anywhere">{html.escape(task)}</b>'
+                   + "".join(_cell(s) for s in steps) + "</div>" for task, steps in lanes.items())
+    return f'<div class="tslab-swimlane">{rows}</div>'

@@ -1,0 +1,75 @@
+"""The tslab widgets fit JupyterLab at 1600 and 1000 px wide: nothing sticks out, overlaps or is clipped.
+
+One generated notebook shows a Studio (both editor tabs), a ReplayPlayer of a deadlock and a BenchPanel.
+Screenshots of each width go to ``test-artifacts/layout-<part>-<width>.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+from labkit import ARTIFACTS, TOKEN, open_and_run, overflowing
+
+pytestmark = pytest.mark.browser
+WIDTHS = (1600, 1000)
+CELLS = [
+    "import tslab\nfrom tslab.kernels import design\nfrom tslab.widgets import BenchPanel, ReplayPlayer, Studio",
+    "Studio(design('tma_copy'))",
+    "ReplayPlayer(tslab.check(design('demo_deadlock')).trace)",
+    "BenchPanel('tma_copy', arch='sm_90a', shape=(4096, 4096))",
+]
+
+
+def _put_notebook(lab: str, name: str) -> None:
+    cells = [{"cell_type": "code", "source": src, "metadata": {}, "outputs": [], "execution_count": None}
+             for src in CELLS]
+    nb = {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
+          "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}}
+    body = json.dumps({"type": "notebook", "format": "json", "content": nb}).encode()
+    request = urllib.request.Request(f"{lab}/api/contents/{name}?token={TOKEN}", data=body, method="PUT",
+                                     headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=30).close()
+
+
+def _check(page, selector: str, name: str, width: int) -> list[str]:
+    page.locator(selector).first.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    page.locator(selector).first.screenshot(path=str(ARTIFACTS / f"layout-{name}-{width}.png"))
+    return [f"{width} {name}: {p}" for p in dict.fromkeys(overflowing(page, selector))]
+
+
+def test_the_widgets_fit_at_1600_and_1000_px(lab, lab_page):
+    try:
+        _fit(lab, lab_page)
+    except Exception:
+        lab_page.screenshot(path=str(ARTIFACTS / "layout-failure.png"))
+        raise
+
+
+def _fit(lab, page) -> None:
+    _put_notebook(lab, "layout_check.ipynb")
+    open_and_run(page, lab, "layout_check.ipynb")
+    studio, replay, bench = (page.locator(s).first for s in (".tslab-studio", ".tslab-replay", ".tslab-bench-panel"))
+    for part in (studio, replay, bench):
+        part.wait_for(timeout=120_000)
+    studio.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    replay.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    problems = []
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.wait_for_timeout(1_500)  # Lab lays out its panels again, plotly redraws
+        studio.get_by_role("tab", name="pipelines").click()
+        problems += _check(page, ".tslab-studio", "studio", width)
+        studio.get_by_role("tab", name="schedules").click()
+        problems += _check(page, ".tslab-studio", "studio-schedules", width)
+        problems += _check(page, ".tslab-replay", "replay", width)
+        problems += _check(page, ".tslab-bench-panel", "bench", width)
+    if bench.locator(".tslab-bench-status", has_text="No GPU here").count():
+        if bench.get_by_text("no GPU here: compile results only").count() != 1:
+            problems.append("bench: no note that without a GPU there are compile results only")
+        if bench.locator(".js-plotly-plot").count():
+            problems.append("bench: draws empty axes without a GPU")
+    if problems:
+        pytest.fail("widget parts do not fit:\n" + "\n".join(problems), pytrace=False)
