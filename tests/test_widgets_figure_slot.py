@@ -28,3 +28,25 @@ def test_in_a_kernel_cold_a_placeholder_shows_first_and_the_newest_drawing_lands
     finally:
         if loaded is not None:
             sys.modules[WIDGET_MODULE] = loaded
+
+
+def test_a_replay_player_in_a_cold_kernel_shows_a_placeholder_then_its_lanes():
+    import tslab
+    from tslab.kernels import design
+    from tslab.widgets import ReplayPlayer
+
+    trace = tslab.check(design("demo_deadlock")).trace
+    loaded = sys.modules.pop(WIDGET_MODULE, None)
+    try:
+        async def main():
+            player = ReplayPlayer(trace)
+            assert "drawing the trace…" in player._slot.children[0].value
+            player.show(3)
+            await asyncio.sleep(0)
+            return player
+
+        player = asyncio.run(main())
+        assert player._slot.ready and player.figure.layout.shapes[0].x0 == 2.5
+    finally:
+        if loaded is not None:
+            sys.modules[WIDGET_MODULE] = loaded

@@ -34,10 +34,13 @@ def fit_to_column(figure: Any) -> None:
 class FigureSlot(widgets.VBox):
     """Holds one ``go.FigureWidget`` (``figure``); ``draw(fn)`` calls ``fn(figure)`` now or once it is built."""
 
-    def __init__(self, *, note: str = "drawing…", layout: dict[str, Any] | None = None) -> None:
+    def __init__(self, *, note: str = "drawing…", layout: dict[str, Any] | None = None,
+                 make: Callable[[], Any] | None = None) -> None:
+        """``make()`` builds the figure (from the owner's state when it runs); else an empty one with ``layout``."""
         super().__init__([widgets.HTML(placeholder_html(note))])
         self.add_class("tslab-figure-slot")
         self._figure_layout = layout or {}
+        self._make = make
         self._figure: Any = None
         self._drawing: Callable[[Any], None] | None = None
         self.build_seconds: float | None = None
@@ -73,7 +76,7 @@ class FigureSlot(widgets.VBox):
         import plotly.graph_objects as go
 
         started = time.perf_counter()
-        self._figure = go.FigureWidget(layout=self._figure_layout)
+        self._figure = self._make() if self._make is not None else go.FigureWidget(layout=self._figure_layout)
         fit_to_column(self._figure)
         drawing, self._drawing = self._drawing, None
         if drawing is not None:

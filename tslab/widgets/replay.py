@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from ..core.explorer import Explorer
 from ..core.trace_model import State, Step, Trace
 from ..errors import TslabError
-from .figure_slot import fit_to_column
+from .figure_slot import FigureSlot, fit_to_column
 
 _STAGE_COLOURS = {"Acquire": "#bf8700", "Wait": "#bf8700", "Commit": "#1a7f37", "Release": "#1a7f37"}
 _WORK_COLOUR = "#0969da"
@@ -56,7 +56,7 @@ class ReplayPlayer(w.VBox):
         self.tasks = list(self.trace.tasks)
         self._scale = max([1, *(v for s in self.trace.steps for v in (*s.state.prod_credits.values(),
                                                                       *s.state.cons_credits.values()))])
-        self.figure = self._make_figure()
+        self._slot = FigureSlot(note="drawing the trace…", make=self._make_figure)
         last = len(self.trace.steps) - 1
         self.slider = w.IntSlider(value=0, min=0, max=last, description="step", continuous_update=True,
                                   layout=w.Layout(flex="1 1 260px", min_width="0", max_width="420px"))
@@ -79,12 +79,17 @@ class ReplayPlayer(w.VBox):
         self.arrow_keys.on_step(lambda delta: self.show(self.index + delta))
         controls = w.HBox([*self.nav, self.play, self.slider, self.arrow_keys],
                           layout=w.Layout(flex_flow="row wrap", align_items="center"))
-        parts = [self.figure, controls, self.caption, self.moves, self.message, self.panel]
+        parts = [self._slot, controls, self.caption, self.moves, self.message, self.panel]
         super().__init__(parts, **kwargs)
         self.add_class("tslab-replay")
         self._render(0)
         if self.explorer is not None:
             self.show(last)
+
+    @property
+    def figure(self) -> go.FigureWidget:
+        """The lanes chart (built now if the first plotly figure of the kernel is still on its way)."""
+        return self._slot.figure
 
     def __repr__(self) -> str:
         mode = "Explorer" if self.explorer is not None else "Trace"
@@ -109,8 +114,10 @@ class ReplayPlayer(w.VBox):
     def _render(self, index: int) -> None:
         steps = self.trace.steps
         step = steps[index]
-        with self.figure.batch_update():
-            self.figure.layout.shapes[0].update(x0=index - 0.5, x1=index + 0.5)
+        def mark(figure: go.FigureWidget) -> None:
+            with figure.batch_update():
+                figure.layout.shapes[0].update(x0=index - 0.5, x1=index + 0.5)
+        self._slot.draw(mark)
         at_end = index == len(steps) - 1 and self.explorer is None  # an Explorer shows its status below
         self.caption.value = _caption(step, self.trace, at_end)
         self.panel.value = _panel(step.state, self._scale)
@@ -224,10 +231,12 @@ class ReplayPlayer(w.VBox):
         self.trace = self.explorer.trace()
         self._scale = max(self._scale, *(v for v in self.trace.final.cons_credits.values()), 1)
         last = len(self.trace.steps) - 1
-        with self.figure.batch_update():
-            for trace, lane in zip(self.figure.data, self._lanes(), strict=True):
-                trace.update(lane)
-            self.figure.update_layout(self._layout())
+        def redraw(figure: go.FigureWidget) -> None:  # a figure built later reads the new trace itself
+            with figure.batch_update():
+                for trace, lane in zip(figure.data, self._lanes(), strict=True):
+                    trace.update(lane)
+                figure.update_layout(self._layout())
+        self._slot.draw(redraw)
         self.play.max = self.slider.max = last
         if self.slider.value == last:
             self._render(last)
