@@ -276,11 +276,12 @@ def _panel(state: State, scale: int) -> str:
         for res, ents in state.held.items())
     colours = {"runnable": "#1a7f37", "blocked": _FAULT_COLOUR, "done": "#57606a"}
     nexts = "".join(
-        f"<tr><td>{html.escape(t)}</td><td style='color:{colours[n.status]}'>{n.status}</td>"
-        f"<td><code>{html.escape(str(n.op) if n.op else '')}</code></td>"
-        f"<td style='font-size:11px;max-width:320px'>{html.escape(n.waits_for)}</td></tr>"
+        f"<tr><td style='white-space:nowrap'>{html.escape(t)}</td>"
+        f"<td style='color:{colours[n.status]};white-space:nowrap'>{n.status}</td>"
+        f"<td style='overflow-wrap:anywhere'><code>{html.escape(str(n.op) if n.op else '')}</code></td>"
+        f"<td style='font-size:11px;max-width:320px;overflow-wrap:anywhere'>{html.escape(n.waits_for)}</td></tr>"
         for t, n in state.next_ops.items())
-    return ('<div style="display:flex;flex-wrap:wrap;gap:8px 24px;font-size:12px;overflow-wrap:anywhere">'
+    return ('<div style="display:flex;flex-wrap:wrap;gap:8px 24px;font-size:12px">'
             f"<div><b>credits</b>{credits}</div>"
             f"<div><b>held</b><ul>{held or '<li><i>none</i></li>'}</ul>"
             f"<b>PDL wait done</b>: {'yes' if state.pdl_wait else 'no'}<br>cursors {state.cursors}</div>"
