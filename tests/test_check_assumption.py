@@ -1,0 +1,34 @@
+"""A schedule TS finds blocked while a loop bound is a runtime value is reported as TS qualifies it."""
+
+import pytest
+from fixtures import runtime_rows
+
+import tslab
+from tslab import fake
+
+
+@pytest.fixture(scope="module")
+def verdict():
+    design = tslab.capture(runtime_rows.copy_runtime_rows, fake.tensor("f16", (8, 256)),
+                           fake.tensor("f16", (8, 256)), 8)
+    return tslab.check(design)
+
+
+def test_blocked_under_a_runtime_bound_is_not_called_a_proven_deadlock(verdict):
+    assert verdict.status == "BLOCKED (ASSUMED)"
+    assert not verdict.ok
+    assert [e.kind for e in verdict.errors] == ["blocked-assumed"]
+
+
+def test_the_issue_quotes_the_assumption_and_a_fitting_hint(verdict):
+    issue = verdict.errors[0]
+    assert "TS assumed one loop trip for FillTask" in issue.message
+    assert "may be a FALSE POSITIVE (domain defaults to 1)" in issue.message
+    assert "DrainTask blocked on stripRing.ConsumerWait" in issue.message
+    assert "compile-time int" in issue.hint
+    assert "more stages" not in issue.hint
+
+
+def test_compile_time_bounds_keep_proven_deadlocks():
+    verdict = tslab.check(tslab.kernels.design("demo_deadlock"))
+    assert verdict.status == "DEADLOCK"
