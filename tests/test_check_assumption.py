@@ -30,5 +30,7 @@ def test_the_issue_quotes_the_assumption_and_a_fitting_hint(verdict):
 
 
 def test_compile_time_bounds_keep_proven_deadlocks():
-    verdict = tslab.check(tslab.kernels.design("demo_deadlock"))
+    from tslab.kernels import design
+
+    verdict = tslab.check(design("demo_deadlock"))
     assert verdict.status == "DEADLOCK"
