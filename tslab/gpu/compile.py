@@ -30,6 +30,7 @@ class CompiledKernel:
     spill_loads: int | None = None
     stack_frame: int | None = None
     log: str = field(default="", repr=False)
+    captured: bool = False  # a captured kernel: compiled to inspect; it runs through its own host code
 
     @property
     def smem_bytes(self) -> int:
@@ -68,13 +69,23 @@ class CompiledKernel:
 
     def run(self, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:
         """Run once on this machine's GPU against fresh random input; raises when the output is wrong."""
+        self._require_catalog("run")
         return run_on_gpu(self.target, seed=seed, timeout=timeout)
 
     def bench(self, **kwargs: Any) -> Any:
         """Time this kernel against torch (see :func:`tslab.gpu.bench`)."""
         from .bench import bench
 
+        self._require_catalog("bench")
         return bench(self, **kwargs)
+
+    def _require_catalog(self, what: str) -> None:
+        if self.captured:
+            from .errors import UnsupportedKernelError
+
+            raise UnsupportedKernelError(
+                f"captured kernel '{self.target.kernel}': tslab compiles it to show its PTX, registers and spills; "
+                f"{what} it through its own host code with real tensors (tslab has no inputs or reference for it)")
 
 
 def require_gpu(what: str) -> Any:
@@ -119,7 +130,13 @@ def compile(
     Without a GPU ``arch`` must be given (e.g. ``"sm_90a"``). ``sms`` sizes the persistent grid
     (default: this GPU's count, else the arch's usual count); ``launch`` overrides the kernel module's
     ``LAUNCH`` options (e.g. ``{"ctas_per_sm": 1}``).
+    A captured design (``tslab.capture``) is compiled as edited: its knobs in the kernel's code, its edits
+    applied at TaskManager construction; it is compiled to inspect (PTX, registers), not run by tslab.
     """
+    if getattr(design, "is_captured", False):
+        from .captured import compile_captured_design
+
+        return compile_captured_design(design, arch, force=force, timeout=timeout)
     target = resolve(design, shape, dtype, launch)
     if arch is None or sms is None:
         from .device import device
