@@ -40,3 +40,21 @@ def test_an_unfaithful_edit_is_refused_like_any_unsafe_design(row_copy):
 def test_a_captured_kernel_is_compiled_to_inspect_not_run_by_tslab(compiled):
     with pytest.raises(UnsupportedKernelError, match="through its own host code"):
         compiled[0].run()
+
+
+def test_tslab_export_of_a_kernel_file_with_a_knob_writes_a_package_that_loads(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "row_copy_pkg"
+    cli = subprocess.run([sys.executable, "-m", "tslab.cli", "export", f"{ROW_COPY}::copy_rows", "--arg", "f16[6,256]",
+                          "--arg", "f16[6,256]", "--knob", "ring_stages=3", "-o", str(out)],
+                         capture_output=True, text=True, timeout=600)
+    assert cli.returncode == 0, cli.stderr
+    meta = json.loads((out / "design.json").read_text())
+    assert meta["knobs"]["ring_stages"] == 3 and meta["verdict"] == "SAFE"
+    assert "1536 data" in (out / "VERDICT.txt").read_text()
+    loaded = subprocess.run([sys.executable, "-c", "import row_copy_pkg; print(callable(row_copy_pkg.load()))"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert loaded.stdout.strip() == "True", loaded.stderr
