@@ -128,6 +128,8 @@ def module_with_knobs(path: Path, source: str, knobs: dict[str, Any]) -> types.M
     """Execute the kernel file's source with the knob assignments replaced; the module is kept in ``sys.modules``.
 
     Line numbers are kept, so the DSL finds each function's source and tracebacks point at the real file.
+    The source is compiled with its own ``__future__`` imports only (``dont_inherit``): this module's
+    ``annotations`` import would turn the kernel's ``cutlass.Constexpr`` annotations into strings.
     """
     digest = hashlib.sha1(source.encode()).hexdigest()[:10]
     knob_key = hashlib.sha1(json.dumps(knobs, sort_keys=True).encode()).hexdigest()[:8]
@@ -149,7 +151,7 @@ def module_with_knobs(path: Path, source: str, knobs: dict[str, Any]) -> types.M
 
     try:
         with torch_stand_in():
-            exec(compile(tree, str(path), "exec"), module.__dict__)  # the kernel's own code, knobs replaced
+            exec(compile(tree, str(path), "exec", dont_inherit=True), module.__dict__)  # knobs replaced
     except Exception as exc:
         del sys.modules[name]
         raise TslabError(f"kernel file '{path}': importing it with knobs {knobs} failed: "
