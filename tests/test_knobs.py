@@ -10,6 +10,7 @@ import re
 import shutil
 from pathlib import Path
 
+import cutlass
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -193,3 +194,36 @@ def test_a_knob_module_keeps_the_kernels_annotations_as_objects(tmp_path):
     module = module_with_knobs(Path(path), path.read_text(), {"depth": 5})
     assert module.host.__annotations__ == {"x": int, "n": float}
     assert module.host(0) == 5
+
+
+def constexpr_row_copy(folder):
+    """The row copy with a dtype and a tuple among its host function's constexpr arguments."""
+    text = KERNELS["row_copy"][0].read_text()
+    host = "def copy_rows(src: cute.Tensor, dst: cute.Tensor):"
+    assert host in text and "box_dims=(1, row_elems)" in text
+    text = text.replace(host, "def copy_rows(src: cute.Tensor, dst: cute.Tensor, elem: cutlass.Constexpr = "
+                              "cutlass.Float16, box: cutlass.Constexpr = (1, row_elems)):")
+    text = text.replace("box_dims=(1, row_elems)", "box_dims=box")
+    text = text.replace("    desc = cuda.create", "    assert elem is cutlass.Float16 and isinstance(box, tuple)\n"
+                        "    desc = cuda.create", 1)
+    path = Path(folder) / "row_copy_constexpr.py"
+    path.write_text(text)
+    return capture(path, "row_copy")
+
+
+def test_dtype_and_tuple_constexpr_knobs_reach_the_host_function_as_written(folder):
+    design = constexpr_row_copy(folder)
+    assert design.knobs()["elem"] == "cutlass.Float16"
+    assert design.knobs()["box"] == (1, 256)
+    edited = design.with_knobs(elem=cutlass.Float16, box=[1, 256])
+    assert edited.knobs()["box"] == (1, 256)
+    assert tslab.check(edited).ok
+
+
+def test_a_dtype_knob_takes_only_dtypes(captured):
+    design = captured["ab_gemm_like"]
+    assert design.with_knobs(ab_dtype=cutlass.BFloat16).knobs()["ab_dtype"] == "cutlass.BFloat16"
+    assert design.with_knobs(mma_tiler_mnk=[64, 64, 64]).knobs()["mma_tiler_mnk"] == (64, 64, 64)
+    with pytest.raises(DesignError, match=r"knob ab_dtype='float32' is not a CuTe DSL dtype but the kernel's "
+                                          r"value is cutlass\.Float16; give a dtype such as cutlass\.Float32"):
+        design.with_knobs(ab_dtype="float32")
