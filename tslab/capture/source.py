@@ -105,12 +105,12 @@ class KernelSource:
     def module_knobs(self) -> dict[str, Any]:
         """The kernel file's module-level constants, with this source's knob edits (empty for a callable)."""
         base = _knobs.module_knobs(self.file_text) if self.file_text is not None else {}
-        return {k: self.knob_edits.get(k, v) for k, v in base.items()}
+        return {k: _knobs.shown(self.knob_edits.get(k, v)) for k, v in base.items()}
 
     def constexpr_knobs(self) -> dict[str, Any]:
         """The host function's constexpr arguments as this source passes them."""
         base = constexpr_params(self.host_fn, self.args, self.kwargs)
-        return {k: self.knob_edits.get(k, v) for k, v in base.items()}
+        return {k: _knobs.shown(self.knob_edits.get(k, v)) for k, v in base.items()}
 
     def knobs(self) -> dict[str, Any]:
         """Every knob with its current value: constexpr arguments win over module constants of the same name."""
@@ -127,7 +127,7 @@ class KernelSource:
     def _traced_callable(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         constexpr = self.constexpr_knobs()
         kwargs = dict(self.kwargs)
-        kwargs.update({k: v for k, v in self.knob_edits.items() if k in constexpr})
+        kwargs.update({k: _knobs.to_value(v) for k, v in self.knob_edits.items() if k in constexpr})
         module_edits = {k: v for k, v in self.knob_edits.items() if k not in constexpr}
         if not module_edits or self.file is None:
             return self.host_fn, kwargs
