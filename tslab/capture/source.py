@@ -202,15 +202,15 @@ class KernelSource:
         base = self.blueprint(Edits())
         edited = self.blueprint(edits)
         issues = []
-        for resource, fields in asked.items():
-            old_res, new_res = base.resources().get(resource), edited.resources().get(resource)
-            if old_res is None or new_res is None or getattr(old_res, "pipeline_config", None) is None:
+        for name, fields in asked.items():
+            old_res, new_res = _pipelined(base, name), _pipelined(edited, name)
+            if old_res is None or new_res is None:
                 continue
             changed = {f: (getattr(old_res.pipeline_config, f), v) for f, v in fields.items()
                        if f in ("num_stages", "num_bytes") and getattr(old_res.pipeline_config, f) != v}
-            if not changed or _sizes_changed(base, edited, old_res, new_res):
+            if not changed or _sizes_changed(base, edited, _members(old_res), _members(new_res)):
                 continue
-            issues.append(self._unfaithful(resource, changed))
+            issues.append(self._unfaithful(name, changed))
         return issues
 
     def _unfaithful(self, resource: str, changed: dict[str, tuple[Any, Any]]) -> Issue:
@@ -264,23 +264,36 @@ def remember(key: tuple, result: Any) -> None:
         _CACHE.popitem(last=False)
 
 
-def _declared(bp: Blueprint, res: Any) -> dict[str, int] | None:
-    try:
-        smem = {a.name: a.size_bytes for a in res.get_smem_requirements()}
-        tmem = {a.name: a.num_columns for a in res.get_tmem_requirements()} \
-            if hasattr(res, "get_tmem_requirements") else {}
-    except Exception:
-        return None
-    return {**smem, **tmem} or None
+def _pipelined(bp: Blueprint, name: str) -> Any:
+    """The resource or PipelineGroup called ``name`` when it has a pipeline, else None."""
+    found = bp.resources().get(name) or bp.groups().get(name)
+    return found if getattr(found, "pipeline_config", None) is not None else None
 
 
-def _sizes_changed(base: Blueprint, edited: Blueprint, old_res: Any, new_res: Any) -> bool:
-    """Did the allocations ``old_res`` declares change size (all allocations, when it declares none)?"""
-    old, new = _declared(base, old_res), _declared(edited, new_res)
-    if old is None or new is None:
-        old = {a.name: a.size_bytes for a in base.smem_allocations()}
-        new = {a.name: a.size_bytes for a in edited.smem_allocations()}
-    return old != new
+def _members(found: Any) -> list[Any]:
+    """The resources whose buffers an edit of ``found`` should resize: a group's members, or itself."""
+    return list(getattr(found, "members", None) or [found])
+
+
+def _declared(resources: list[Any]) -> dict[str, int] | None:
+    out: dict[str, int] = {}
+    for res in resources:
+        try:
+            out.update({a.name: a.size_bytes for a in res.get_smem_requirements()})
+            if hasattr(res, "get_tmem_requirements"):
+                out.update({a.name: a.num_columns for a in res.get_tmem_requirements()})
+        except Exception:
+            return None
+    return out or None
+
+
+def _sizes_changed(base: Blueprint, edited: Blueprint, old: list[Any], new: list[Any]) -> bool:
+    """Did the allocations these resources declare change size (all SMEM allocations, when they declare none)?"""
+    before, after = _declared(old), _declared(new)
+    if before is None or after is None:
+        before = {a.name: a.size_bytes for a in base.smem_allocations()}
+        after = {a.name: a.size_bytes for a in edited.smem_allocations()}
+    return before != after
 
 
 def load_captured(data: dict[str, Any]) -> Any:
