@@ -10,7 +10,7 @@ import pytest
 import tslab.gpu as gpu
 from tslab.gpu.device import arch_name
 from tslab.gpu.targets import Target, resolve
-from tslab.kernels import grid_stride_copy, tma_copy
+from tslab.kernels import demo_deadlock, grid_stride_copy, tma_copy
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +127,14 @@ def test_target_carries_edits_as_plain_data():
     assert Target.from_dict(data) == target
     assert data["schedules"]["StoreTask"][1] == ["smem_ring", "ConsumerTryWait", "Loop", None]
     assert data["validate"] is True
+
+
+def test_deadlock_demo_compiles_tma_copy_with_its_schedule_when_forced():
+    with pytest.raises(gpu.UnsafeDesignError, match="DEADLOCK; fix the errors below or pass force=True"):
+        gpu.compile(demo_deadlock.design(), arch="sm_90a", shape=(512, 512))
+    kernel = gpu.compile(demo_deadlock.design(), arch="sm_90a", shape=(512, 512), force=True)
+    assert kernel.verdict.status == "DEADLOCK" and kernel.target.validate is False
+    assert kernel.target.schedules == {"StoreTask": [list(s) for s in demo_deadlock.SCHEDULES["StoreTask"]]}
+    assert ("smem_ring", (("advance_on_wait", True),)) in kernel.target.pipelines
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in kernel.ptx  # tma_copy's kernel, edited
+    assert "Exhaustive checker found 1 deadlock(s)" in kernel.log  # TS warned at construction instead of raising
