@@ -7,10 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.check import check
-from .errors import NoGpuError, UnsafeDesignError
+from .errors import KernelHungError, NoGpuError, UnsafeDesignError, WorkerTimeoutError
+from .jobs import KERNEL_PHASE
 from .targets import Target, resolve
 from .worker import run_job
 
+#: Seconds a run's worker may take to start, build its inputs and compile, before its kernel's own limit starts.
+SETUP_TIMEOUT = 600.0
 #: Multiprocessors assumed when compiling for an arch without its GPU (the H100/H200 SXM count).
 DEFAULT_SMS = {"sm_90a": 132, "sm_90": 132, "sm_100a": 148}
 
@@ -68,8 +71,19 @@ class CompiledKernel:
         )
 
     def run(self, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:
-        """Run once on this machine's GPU against fresh random input; raises when the output is wrong."""
-        return run_on_gpu(self.target, seed=seed, timeout=timeout)
+        """Run once on this machine's GPU against fresh random input; raises when the output is wrong.
+
+        ``timeout``: seconds the kernel may run once launched (starting the worker and compiling have
+        :data:`SETUP_TIMEOUT` of their own). A kernel that does not finish raises :class:`KernelHungError`,
+        which quotes the checker's counterexample when it predicted the hang; its worker is stopped, which
+        frees the GPU for the next run.
+        """
+        try:
+            return run_on_gpu(self.target, seed=seed, timeout=timeout)
+        except WorkerTimeoutError as exc:
+            if exc.phase != KERNEL_PHASE:
+                raise
+            raise KernelHungError.from_verdict(self.target.kernel, self.verdict, timeout) from None
 
     def bench(self, **kwargs: Any) -> Any:
         """Time this kernel against torch (see :func:`tslab.gpu.bench`)."""
@@ -165,15 +179,15 @@ def compile(
 
 
 def run_on_gpu(target: Target, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:
-    """Compile for this GPU, run once, check against the input (in a worker, with a timeout)."""
+    """Compile for this GPU, run once, check against the input (in a worker; the kernel gets ``timeout`` s)."""
     from .errors import CheckFailedError
 
     require_gpu(f"run of '{target.kernel}'")
 
     return run_job(
         "tslab.gpu.jobs:run_job",
-        {"target": target.to_dict(), "seed": seed},
-        timeout=timeout,
+        {"target": target.to_dict(), "seed": seed, "timeout": timeout},
+        timeout=SETUP_TIMEOUT,
         what=f"run of '{target.kernel}'",
         error=CheckFailedError,
     )

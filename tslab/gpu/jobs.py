@@ -186,12 +186,20 @@ def check_output(src: Any, dst: Any) -> dict[str, float]:
     return {"rel_error": err, "mismatches": bad}
 
 
-def run_job(target: dict[str, Any], seed: int = 0) -> dict[str, Any]:
-    """Compile on the GPU, copy fresh random data into a poisoned output, compare with the input."""
+#: The phase a run job enters when it launches its kernel (a timeout in it means the kernel hung).
+KERNEL_PHASE = "running the kernel"
+
+
+def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None) -> dict[str, Any]:
+    """Compile on the GPU, copy fresh random data into a poisoned output, compare with the input.
+
+    ``timeout``: seconds the kernel may run once launched (the worker's parent stops it after that).
+    """
     import torch
     from cutlass.cute.runtime import from_dlpack
 
     from .errors import CheckFailedError
+    from .worker import enter_phase
 
     _sms()
     t = _target(target)
@@ -202,6 +210,8 @@ def run_job(target: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     started = time.perf_counter()
     fn = _compiled(t, src, dst, stream)
     compile_s = time.perf_counter() - started
+    if timeout is not None:
+        enter_phase(KERNEL_PHASE, timeout)
     fn(from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16), stream)
     torch.cuda.synchronize()
     result = {
