@@ -148,11 +148,10 @@ def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None
             "which TMA "
             "needs for the row stride; pad the rows"
         )
-    # The module's own edits (a teaching variant of a real kernel), then the design's on top.
-    merged = {name: dict(fields) for name, fields in getattr(module, "PIPELINES", {}).items()}
-    for name, fields in over["pipelines"].items():
-        merged.setdefault(name, {}).update(fields)
-    pipelines = tuple((name, tuple(sorted(fields.items()))) for name, fields in sorted(merged.items()))
+    pipelines = tuple(
+        (name, tuple(sorted(fields.items()))) for name, fields in sorted(over["pipelines"].items())
+    )
+    # The module's own schedule edits (a teaching variant of a real kernel), then the design's on top.
     schedules = {t: [list(s) for s in steps] for t, steps in getattr(module, "SCHEDULES", {}).items()}
     schedules.update(over["schedules"])
     return Target(kernel, design.params, shape, dtype, pipelines, launch_options(kernel, module.LAUNCH, launch),

@@ -1,15 +1,11 @@
 """Teaching design that deadlocks: the TMA copy whose store task waits twice before it releases a 1-stage ring.
 
-It is ``tma_copy`` (same resources, tasks and GPU kernel) with edits applied the way ``Design.with_schedule``
-and ``Design.with_pipeline`` apply any edit; on the GPU the schedule is applied at ``TaskManager``
-construction. The ring advances its consumer state on each wait (``advance_on_wait=True``), so the second
-wait waits for a second commit, on the GPU as in TS's checker (without it TS's generated second wait
-re-waits the stage the first one saw and passes).
+It is ``tma_copy`` (same resources, tasks and GPU kernel) with one schedule edit, applied the way
+``Design.with_schedule`` applies any edit; on the GPU the edit is applied at ``TaskManager`` construction.
 
 Resource/task flow (warps in brackets)::
 
-    gmem_in --LoadTask [warp 4]: coords -> acquire -> TMA load -> commit--> smem_ring (TmaAsync, 1 stage,
-                                                                                       advance_on_wait)
+    gmem_in --LoadTask [warp 4]: coords -> acquire -> TMA load -> commit--> smem_ring (TmaAsync, 1 stage)
     smem_ring --StoreTask [warps 0-3]: wait, wait (head) -> read/store (loop) -> release, release (tail)--> gmem_out
 
 With one stage the second ``wait`` needs a second commit, which needs a free stage, which needs the
@@ -22,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.blueprint import Blueprint, apply_pipeline, apply_schedule
+from ..core.blueprint import Blueprint, apply_schedule
 from ..core.steps import normalize_steps
 from . import tma_copy
 from .tma_copy import DEFAULT_DTYPE, DEFAULT_SHAPE, LAUNCH, launch, launch_constants
@@ -32,9 +28,7 @@ SUMMARY = "teaching: a consumer waits twice before releasing a 1-stage ring (dea
 PARAMS: dict[str, Any] = {"stages": 1, "tile_rows": 64, "tile_cols": 128, "tiles": 2, "store_warps": 4}
 #: The kernel this design edits: its GPU kernel, launch options and default problem are tma_copy's.
 BASE = "tma_copy"
-#: The edits on top of ``tma_copy``: each wait takes its own commit; both waits in the head, both releases in
-#: the tail.
-PIPELINES: dict[str, dict[str, Any]] = {"smem_ring": {"advance_on_wait": True}}
+#: The edit on top of ``tma_copy``: both waits in the head, both releases in the tail.
 SCHEDULES: dict[str, tuple] = {"StoreTask": normalize_steps("StoreTask", [
     ("smem_ring", "ConsumerAuxWork", "Head", "bind_read"),
     ("smem_ring", "ConsumerWait", "Head", None),
@@ -45,16 +39,14 @@ SCHEDULES: dict[str, tuple] = {"StoreTask": normalize_steps("StoreTask", [
     ("smem_ring", "ConsumerRelease", "Tail", None),
 ])}
 
-__all__ = ["BASE", "DEFAULT_DTYPE", "DEFAULT_SHAPE", "LAUNCH", "NAME", "PARAMS", "PIPELINES", "SCHEDULES",
+__all__ = ["BASE", "DEFAULT_DTYPE", "DEFAULT_SHAPE", "LAUNCH", "NAME", "PARAMS", "SCHEDULES",
            "SUMMARY", "build", "design", "launch", "launch_constants"]
 
 
 def build(stages: int = 1, tile_rows: int = 64, tile_cols: int = 128, tiles: int = 2,
           store_warps: int = 4) -> Blueprint:
-    """Fresh TS objects: ``tma_copy``'s, with :data:`PIPELINES` and :data:`SCHEDULES` applied."""
+    """Fresh TS objects: ``tma_copy``'s, with :data:`SCHEDULES` applied."""
     bp = tma_copy.build(stages=stages, tile_rows=tile_rows, tile_cols=tile_cols, tiles=tiles, store_warps=store_warps)
-    for resource, fields in PIPELINES.items():
-        apply_pipeline(bp, resource, fields)
     for task, steps in SCHEDULES.items():
         apply_schedule(bp, task, steps)
     return bp
