@@ -28,7 +28,7 @@ def test_deadlock_names_blocked_tasks_and_resources():
     [issue] = [e for e in v.errors if e.kind == "deadlock"]
     assert "LoadTask blocked on smem_ring.ProducerAcquire" in issue.message
     assert "StoreTask blocked on smem_ring.ConsumerWait" in issue.message
-    assert v.checker.deadlocks[0]["cursors"] == [7, 1]
+    assert v.checker.deadlocks[0]["cursors"] == [8, 2]
 
 
 def test_race_names_both_accesses_and_the_overlap():

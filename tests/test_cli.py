@@ -70,7 +70,7 @@ def test_smem_capacity_option(capsys):
 def test_trace_as_text_and_as_json(capsys):
     assert main(["check", "demo_deadlock", "--trace"]) == 1
     out = capsys.readouterr().out
-    assert "=> DEADLOCK at cursors (7, 1)" in out
+    assert "=> DEADLOCK at cursors (8, 2)" in out
     assert main(["check", "demo_deadlock", "--trace", "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["trace"]["fault"]["kind"] == "deadlock"

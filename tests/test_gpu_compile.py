@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
 
 import tslab.gpu as gpu
 from tslab.gpu.device import arch_name
-from tslab.kernels import grid_stride_copy, tma_copy
+from tslab.gpu.targets import Target, resolve
+from tslab.kernels import demo_deadlock, grid_stride_copy, tma_copy
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +88,52 @@ def test_run_and_bench_without_a_gpu_say_so():
         kernel.run()
     with pytest.raises(gpu.NoGpuError, match="run and bench need a GPU"):
         gpu.bench(kernel)
+
+
+#: StoreTask polls its full barrier (try-wait) before the blocking wait: a different schedule TS proves SAFE.
+TRY_WAIT_STORE = [
+    ("smem_ring", "ConsumerAuxWork", "Head", "bind_read"),
+    ("smem_ring", "ConsumerTryWait", "Loop", None),
+    ("smem_ring", "ConsumerWait", "Loop", None),
+    ("smem_ring", "ConsumerWork", "Loop", "read_tile"),
+    ("gmem_out", "ProducerWork", "Loop", "store"),
+    ("smem_ring", "ConsumerRelease", "Loop", None),
+]
+
+
+def test_schedule_edit_reaches_the_kernel():
+    plain = gpu.compile(tma_copy.design(), arch="sm_90a", shape=(512, 512))
+    edited = gpu.compile(tma_copy.design().with_schedule("StoreTask", TRY_WAIT_STORE), arch="sm_90a",
+                         shape=(512, 512))
+    assert edited.verdict.status == "SAFE"
+    assert edited.target.schedules == {"StoreTask": [list(s) for s in TRY_WAIT_STORE]}
+    assert edited.ptx != plain.ptx
+    # the extra try-wait on the ring's full barrier is in the generated code
+    assert edited.ptx.count("mbarrier.try_wait") > plain.ptx.count("mbarrier.try_wait")
+
+
+def test_alias_group_edit_travels_and_compiles():
+    # No catalog GPU kernel has two SMEM allocations to alias; the edit that exists (no groups) round-trips.
+    kernel = gpu.compile(tma_copy.design().with_alias_groups([]), arch="sm_90a", shape=(512, 512))
+    assert kernel.target.alias_groups == []
+    assert Target.from_dict(kernel.target.to_dict()) == kernel.target
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in kernel.ptx
+
+
+def test_target_carries_edits_as_plain_data():
+    design = tma_copy.design().with_pipeline("smem_ring", num_stages=2).with_schedule("StoreTask", TRY_WAIT_STORE)
+    target = resolve(design, (512, 512))
+    data = json.loads(json.dumps(target.to_dict()))
+    assert Target.from_dict(data) == target
+    assert data["schedules"]["StoreTask"][1] == ["smem_ring", "ConsumerTryWait", "Loop", None]
+    assert data["validate"] is True
+
+
+def test_deadlock_demo_compiles_tma_copy_with_its_schedule_when_forced():
+    with pytest.raises(gpu.UnsafeDesignError, match="DEADLOCK; fix the errors below or pass force=True"):
+        gpu.compile(demo_deadlock.design(), arch="sm_90a", shape=(512, 512))
+    kernel = gpu.compile(demo_deadlock.design(), arch="sm_90a", shape=(512, 512), force=True)
+    assert kernel.verdict.status == "DEADLOCK" and kernel.target.validate is False
+    assert kernel.target.schedules == {"StoreTask": [list(s) for s in demo_deadlock.SCHEDULES["StoreTask"]]}
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in kernel.ptx  # tma_copy's kernel, edited
+    assert "Exhaustive checker found 1 deadlock(s)" in kernel.log  # TS warned at construction instead of raising

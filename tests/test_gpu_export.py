@@ -92,3 +92,16 @@ def test_gemm_is_refused_by_the_cli(tmp_path, capsys):
     )
     assert export_command(args) == 1
     assert "warpgroup-MMA" in capsys.readouterr().err
+
+
+def test_exported_package_records_the_edits_it_was_compiled_with(tmp_path):
+    from tslab.gpu.export import export
+    from tslab.kernels import tma_copy
+
+    steps = [("smem_ring", "ConsumerAuxWork", "Head", "bind_read"), ("smem_ring", "ConsumerTryWait", "Loop", None),
+             ("smem_ring", "ConsumerWait", "Loop", None), ("smem_ring", "ConsumerWork", "Loop", "read_tile"),
+             ("gmem_out", "ProducerWork", "Loop", "store"), ("smem_ring", "ConsumerRelease", "Loop", None)]
+    out = export(tma_copy.design().with_schedule("StoreTask", steps), tmp_path / "edited", shape=(512, 512))
+    meta = json.loads((out / "design.json").read_text())
+    assert meta["edits"] == {"schedules": {"StoreTask": [list(s) for s in steps]}, "alias_groups": None}
+    assert meta["design"]["schedules"]["StoreTask"][1] == ["smem_ring", "ConsumerTryWait", "Loop", None]

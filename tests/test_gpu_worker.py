@@ -45,3 +45,10 @@ def test_a_script_without_a_main_guard_is_not_run_again_by_the_worker(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.count("script body ran") == 1
     assert "sm_90a" in proc.stdout
+
+
+def test_a_job_stopped_in_a_phase_says_which():
+    with pytest.raises(WorkerTimeoutError, match="ran past 1 s running the kernel") as info:
+        run_job("tslab.gpu.worker:hang_for_test", {"seconds": 60, "phase": "running the kernel", "phase_timeout": 1},
+                timeout=120, what="sleeper")
+    assert info.value.phase == "running the kernel" and info.value.seconds == 1

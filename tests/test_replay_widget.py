@@ -73,20 +73,21 @@ def test_arrow_keys_step_the_trace():
 def test_explorer_mode_buttons_follow_the_checker():
     ex = Explorer(design("demo_deadlock"))
     player = ReplayPlayer(ex)
+    player.step("StoreTask")  # binds its view of the ring; next it waits for a commit
     buttons = {b.description.split(":")[0]: b for b in player.moves.children}
     assert not buttons["LoadTask"].disabled and buttons["StoreTask"].disabled
     assert "ConsumerWait" not in buttons["LoadTask"].description
     assert "producer commit credit" in buttons["StoreTask"].tooltip
     player.step("StoreTask")  # refused: the message says why, nothing moves
-    assert "blocked" in player.message.value and len(ex.history) == 1
-    for _ in range(7):
+    assert "blocked" in player.message.value and len(ex.history) == 2
+    for _ in range(8):
         buttons = {b.description.split(":")[0]: b for b in player.moves.children}
         buttons["LoadTask"].click()
     player.step("StoreTask")
-    assert "DEADLOCK" in player.message.value and player.slider.max == 8
+    assert "DEADLOCK" in player.message.value and player.slider.max == 10
     assert all(b.disabled for b in player.moves.children[:2])
     player.undo()
-    assert player.slider.max == 7 and "RUNNING" in player.message.value
+    assert player.slider.max == 9 and "RUNNING" in player.message.value
     player.reset()
     assert player.slider.max == 0
 

@@ -21,9 +21,9 @@ def test_replay_player_steps_with_buttons_and_arrow_keys(lab, lab_page):
     first.scroll_into_view_if_needed()
     expect(first).to_contain_text("step 0: initial state of demo_deadlock", timeout=30_000)
     first.locator("[title^='click here, then step']").click()
-    for _ in range(3):
+    for _ in range(4):
         page.keyboard.press("ArrowRight")
-    expect(first).to_contain_text(re.compile(r"step 3: LoadTask ran ProducerAcquire\(smem_ring\)"))
+    expect(first).to_contain_text(re.compile(r"step 4: LoadTask ran ProducerAcquire\(smem_ring\)"))
     page.keyboard.press("End")
     expect(first).to_contain_text("DEADLOCK: LoadTask blocked on smem_ring.ProducerAcquire")
     first.screenshot(path=str(ARTIFACTS / "replay-deadlock.png"))

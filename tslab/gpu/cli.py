@@ -29,8 +29,8 @@ def _param(text: str) -> tuple[str, Any]:
 
 def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``tslab export`` (the main CLI calls this on its subparser)."""
-    parser.add_argument("name", help="catalog kernel (grid_stride_copy, tma_copy), a design JSON file, or "
-                                     "kernel.py::host_fn (with --arg, --knob)")
+    parser.add_argument("name", help="catalog GPU kernel (grid_stride_copy, tma_copy; demo_deadlock with --force), "
+                        "a design JSON file, or kernel.py::host_fn (with --arg, --knob)")
     parser.add_argument("--arch", default="sm_90a", help="GPU arch to compile for (default: sm_90a)")
     parser.add_argument(
         "-o", "--output", required=True, help="package folder to write; its name is the module name"

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.check import check
-from .errors import NoGpuError, UnsafeDesignError
+from .errors import KernelHungError, NoGpuError, UnsafeDesignError, WorkerTimeoutError
+from .jobs import KERNEL_PHASE
 from .targets import Target, resolve
 from .worker import run_job
 
+#: Seconds a run's worker may take to start, build its inputs and compile, before its kernel's own limit starts.
+SETUP_TIMEOUT = 600.0
 #: Multiprocessors assumed when compiling for an arch without its GPU (the H100/H200 SXM count).
 DEFAULT_SMS = {"sm_90a": 132, "sm_90": 132, "sm_100a": 148}
 
@@ -68,9 +72,20 @@ class CompiledKernel:
         )
 
     def run(self, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:
-        """Run once on this machine's GPU against fresh random input; raises when the output is wrong."""
+        """Run once on this machine's GPU against fresh random input; raises when the output is wrong.
+
+        ``timeout``: seconds the kernel may run once launched (starting the worker and compiling have
+        :data:`SETUP_TIMEOUT` of their own). A kernel that does not finish raises :class:`KernelHungError`,
+        which quotes the checker's counterexample when it predicted the hang; its worker is stopped, which
+        frees the GPU for the next run.
+        """
         self._require_catalog("run")
-        return run_on_gpu(self.target, seed=seed, timeout=timeout)
+        try:
+            return run_on_gpu(self.target, seed=seed, timeout=timeout)
+        except WorkerTimeoutError as exc:
+            if exc.phase != KERNEL_PHASE:
+                raise
+            raise KernelHungError.from_verdict(self.target.kernel, self.verdict, timeout) from None
 
     def bench(self, **kwargs: Any) -> Any:
         """Time this kernel against torch (see :func:`tslab.gpu.bench`)."""
@@ -97,6 +112,11 @@ def require_gpu(what: str) -> Any:
         raise NoGpuError(f"{what}: no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works "
                          "without one (kernel.ptx, kernel.cubin), run and bench need a GPU")
     return info
+
+
+def checked_target(target: Target, verdict: Any) -> Target:
+    """``target`` for a design with this verdict: one the checker refused is compiled with TS warning, not raising."""
+    return target if verdict.ok else dataclasses.replace(target, validate=False)
 
 
 def verified(design: Any, force: bool) -> Any:
@@ -152,6 +172,7 @@ def compile(
         if sms is None:
             sms = info.sm_count if info is not None and info.arch == arch else DEFAULT_SMS.get(arch, 132)
     verdict = verified(design, force)
+    target = checked_target(target, verdict)
     out = run_job(
         "tslab.gpu.jobs:compile_job",
         {"target": target.to_dict(), "arch": arch, "sms": sms},
@@ -175,15 +196,15 @@ def compile(
 
 
 def run_on_gpu(target: Target, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:
-    """Compile for this GPU, run once, check against the input (in a worker, with a timeout)."""
+    """Compile for this GPU, run once, check against the input (in a worker; the kernel gets ``timeout`` s)."""
     from .errors import CheckFailedError
 
     require_gpu(f"run of '{target.kernel}'")
 
     return run_job(
         "tslab.gpu.jobs:run_job",
-        {"target": target.to_dict(), "seed": seed},
-        timeout=timeout,
+        {"target": target.to_dict(), "seed": seed, "timeout": timeout},
+        timeout=SETUP_TIMEOUT,
         what=f"run of '{target.kernel}'",
         error=CheckFailedError,
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import templates
-from .compile import DEFAULT_SMS, verified
+from .compile import DEFAULT_SMS, checked_target, verified
 from .errors import GpuError
 from .targets import resolve
 from .worker import run_job
@@ -51,6 +51,7 @@ def export(
         shutil.rmtree(out)
     target = resolve(design, shape, dtype, launch)
     verdict = verified(design, force)
+    target = checked_target(target, verdict)
     sms = sms or DEFAULT_SMS.get(arch, 132)
     out.mkdir(parents=True)
     try:
@@ -77,6 +78,8 @@ def export(
         "sms": sms,
         "launch": target.launch,
         "design": design.to_dict(),
+        # What was applied at TaskManager construction: the kernel module's own schedules and the design's edits.
+        "edits": {"schedules": target.schedules, "alias_groups": target.alias_groups},
         "verdict": verdict.status,
     }
     (out / "design.json").write_text(json.dumps(meta, indent=2) + "\n")
