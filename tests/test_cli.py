@@ -76,12 +76,13 @@ def test_trace_as_text_and_as_json(capsys):
     assert data["trace"]["fault"]["kind"] == "deadlock"
 
 
-def test_lab_starts_the_jupyterlab_of_this_python(monkeypatch, capsys):
+def test_lab_starts_the_jupyterlab_of_this_python(monkeypatch, capsys, tmp_path):
     import subprocess
     import sys as _sys
 
     calls = []
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(subprocess, "call", lambda cmd, env=None: calls.append(cmd) or 0)
-    assert main(["lab"]) == 0
-    assert calls[0][:4] == [_sys.executable, "-m", "jupyter", "lab"]
-    assert calls[0][4].endswith("notebooks")
+    assert main(["lab", "--no-browser"]) == 0
+    assert calls[0][:6] == [_sys.executable, "-m", "jupyter", "lab", "tslab-tutorials", "--no-browser"]
+    assert (tmp_path / "tslab-tutorials" / "00_tour.ipynb").is_file()
