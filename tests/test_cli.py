@@ -86,3 +86,13 @@ def test_lab_starts_the_jupyterlab_of_this_python(monkeypatch, capsys, tmp_path)
     assert main(["lab", "--no-browser"]) == 0
     assert calls[0][:6] == [_sys.executable, "-m", "jupyter", "lab", "tslab-tutorials", "--no-browser"]
     assert (tmp_path / "tslab-tutorials" / "00_tour.ipynb").is_file()
+
+
+def test_closed_pipe_ends_quietly():
+    # `tslab check NAME --json | head -1`: the reader is gone before the verdict is printed.
+    proc = subprocess.Popen([sys.executable, "-m", "tslab.cli", "check", "gemm_sm90", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""

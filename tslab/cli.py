@@ -1,6 +1,8 @@
 """The ``tslab`` command: list the catalog, check designs, open the tutorials.
 
 Exit codes of ``tslab check``: 0 safe, 1 unsafe or not proven, 2 invalid input (one-line message, no traceback).
+Output cut short by a closed pipe (``tslab check NAME --json | head -1``) ends quietly with exit 141 (128 + SIGPIPE),
+as Unix tools killed by SIGPIPE do.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from .capture.cli import add_arguments as add_capture_arguments
 from .errors import TslabError
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_INVALID = 0, 1, 2
+EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
 
 
 def _parse_param(text: str) -> tuple[str, Any]:
@@ -134,10 +137,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail on the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except TslabError as exc:
         print(f"tslab: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_INVALID
