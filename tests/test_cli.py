@@ -32,8 +32,9 @@ def test_malformed_design_exits_2_with_one_line_and_no_traceback():
     proc = run("check", '{"kernel": ')
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert len(proc.stderr.strip().splitlines()) == 1
-    assert "Traceback" not in proc.stderr and "not valid JSON" in proc.stderr
+    message, hint = proc.stderr.strip().splitlines()
+    assert "not valid JSON" in message and hint.startswith("  hint: ")
+    assert "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize("args", [["check", "tma_cop"], ["check", "tma_copy", "--param", "stages=0"],
@@ -96,3 +97,29 @@ def test_closed_pipe_ends_quietly():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert err == ""
+
+
+def test_hint_is_on_its_own_line(capsys):
+    assert main(["check", "tma_copy", "--param", "stages=0"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "tslab: [input] kernel 'tma_copy' param 'stages': stages=0 is not a positive int",
+        "  hint: give a positive int, e.g. stages=4",
+    ]
+
+
+def test_export_for_an_unsupported_arch_is_one_line():
+    proc = run("export", "tma_copy", "--arch", "sm_80", "-o", "never_written")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "tslab export: export of 'tma_copy': arch='sm_80' is not supported; use one of sm_90a, sm_90, sm_100a, "
+        "sm_103a, sm_120a (TS kernels need Hopper or newer)"
+    ]
+
+
+def test_compile_refuses_an_unsupported_arch():
+    from tslab import gpu
+    from tslab.kernels import tma_copy
+
+    with pytest.raises(gpu.UnsupportedArchError, match=r"compile of 'tma_copy': arch='sm_80' is not supported; use"):
+        gpu.compile(tma_copy.design(), arch="sm_80")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .capture.cli import add_arguments as add_capture_arguments
-from .errors import TslabError
+from .errors import TslabError, cli_message
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_INVALID = 0, 1, 2
 EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
@@ -154,10 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except TslabError as exc:
-        print(f"tslab: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"tslab: {cli_message(exc)}", file=sys.stderr)
         return EXIT_INVALID
     except (OSError, ValueError) as exc:
-        print(f"tslab: {exc}", file=sys.stderr)
+        print(f"tslab: {cli_message(exc)}", file=sys.stderr)
         return EXIT_INVALID
 
 

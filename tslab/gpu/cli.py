@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from ..errors import TslabError
+from ..errors import TslabError, cli_message
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -60,10 +60,12 @@ def export_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..core.design import Design
+    from .errors import UnsupportedArchError
     from .export import export
-    from .targets import require_gpu_kernel
+    from .targets import require_arch, require_gpu_kernel
 
     try:
+        require_arch(args.arch, f"export of '{args.name}'")
         if args.name.endswith(".json"):
             design = Design.from_json(Path(args.name).read_text())
             if args.param:
@@ -82,8 +84,11 @@ def export_command(args: argparse.Namespace) -> int:
             force=args.force,
             overwrite=args.force,
         )
+    except UnsupportedArchError as exc:
+        print(f"tslab export: {cli_message(exc)}", file=sys.stderr)
+        return 2
     except (TslabError, OSError) as exc:
-        print(f"tslab export: {exc}", file=sys.stderr)
+        print(f"tslab export: {cli_message(exc)}", file=sys.stderr)
         return 1
     print(path)
     return 0

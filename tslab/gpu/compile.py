@@ -7,7 +7,7 @@ from typing import Any
 
 from ..core.check import check
 from .errors import NoGpuError, UnsafeDesignError
-from .targets import Target, resolve
+from .targets import Target, require_arch, resolve
 from .worker import run_job
 
 #: Multiprocessors assumed when compiling for an arch without its GPU (the H100/H200 SXM count).
@@ -134,6 +134,7 @@ def compile(
             arch = info.arch
         if sms is None:
             sms = info.sm_count if info is not None and info.arch == arch else DEFAULT_SMS.get(arch, 132)
+    require_arch(arch, f"compile of '{target.kernel}'")
     verdict = verified(design, force)
     out = run_job(
         "tslab.gpu.jobs:compile_job",

@@ -17,6 +17,10 @@ class UnsupportedKernelError(GpuError, ValueError):
     """The design's kernel has no GPU kernel in this version of tslab."""
 
 
+class UnsupportedArchError(GpuError, ValueError):
+    """The arch asked for is not one tslab's kernels compile for."""
+
+
 class UnsafeDesignError(GpuError, ValueError):
     """``tslab.check`` did not prove the design safe; carries the verdict."""
 
