@@ -89,6 +89,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_ships_the_tutorials(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert sorted(n.removeprefix("tslab/tutorials/") for n in names if n.startswith("tslab/tutorials/")) == NOTEBOOKS
+    assert "tslab/schemas/design.schema.json" in names
 
 
 def test_installed_wheel_copies_its_own_tutorials(wheel, tmp_path):

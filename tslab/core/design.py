@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import DesignError, did_you_mean, one_line
 from . import pipeline_fields
 from .blueprint import Blueprint, Lowered, lower
+from .schema import validate_design_document
 from .steps import Step, normalize_steps, steps_from_task
 
 FORMAT_VERSION = 1
@@ -92,20 +93,16 @@ class Design:
 
     @classmethod
     def from_dict(cls, data: Any) -> Design:
-        if not isinstance(data, dict) or "kernel" not in data:
-            raise DesignError("input", "design JSON", "has no 'kernel' key",
-                              "pass the text written by Design.to_json()")
-        unknown = set(data) - {"tslab_design", "kernel", "params", "pipelines", "schedules", "alias_groups"}
-        if unknown:
-            raise DesignError("input", "design JSON", f"unknown key {sorted(unknown)[0]!r}",
-                              "keys are kernel, params, pipelines, schedules, alias_groups")
+        """Read a design from plain data; its shape is checked against ``tslab/schemas/design.schema.json``."""
+        validate_design_document(data)
+        captured = sorted({"source", "knobs"} & set(data))
+        if captured:
+            raise DesignError("input", "design JSON", f"key {captured[0]!r} marks a captured design, which this "
+                              "version cannot rebuild from JSON", "captured designs are re-opened with "
+                              "tslab.capture(host_fn, ...) or tslab.capture_file(path, fn, ...) on their kernel")
         if data["kernel"] == CUSTOM:
             raise DesignError("input", "design JSON", "a custom design cannot be rebuilt from JSON alone",
                               "rebuild it with Design.from_tasks(...) and re-apply the overrides")
-        for key, kind in (("params", dict), ("pipelines", dict), ("schedules", dict)):
-            if data.get(key) is not None and not isinstance(data[key], kind):
-                raise DesignError("input", f"design JSON key '{key}'", f"is a {type(data[key]).__name__}",
-                                  f"'{key}' must be an object")
         return cls(data["kernel"], data.get("params"), pipelines=data.get("pipelines"),
                    schedules=data.get("schedules"), alias_groups=data.get("alias_groups"))
 
