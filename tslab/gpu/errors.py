@@ -41,5 +41,14 @@ class WorkerTimeoutError(GpuError):
     """The worker process ran past its time limit and was stopped."""
 
 
+class GpuOutOfMemoryError(GpuError, MemoryError):
+    """The GPU had too little free memory for an allocation; the bytes asked and free when torch said them."""
+
+    def __init__(self, message: str, requested_bytes: int | None = None, free_bytes: int | None = None) -> None:
+        super().__init__(message)
+        self.requested_bytes = requested_bytes
+        self.free_bytes = free_bytes
+
+
 class CheckFailedError(GpuError):
     """A kernel's output did not match the torch reference."""
