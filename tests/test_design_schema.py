@@ -152,3 +152,14 @@ def test_mutated_design_json_from_the_cli_exits_0_1_or_2_without_a_traceback(dat
                          capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode in (0, 1, 2), out.stderr[-2000:]
     assert "Traceback" not in out.stdout + out.stderr
+
+
+def test_cli_reports_a_wrong_shape_as_one_error_and_exits_2(tmp_path):
+    path = tmp_path / "design.json"
+    path.write_text(json.dumps({**DOCS[1], "pipelines": {"smem_ring": "4"}}))
+    out = subprocess.run([sys.executable, "-m", "tslab.cli", "check", str(path)], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.splitlines() == ['tslab: [input] design JSON: pipelines.smem_ring="4" is a string',
+                                       "  hint: pipelines.smem_ring must be an object of PipelineConfig fields "
+                                       "(field: value)"]
