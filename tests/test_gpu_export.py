@@ -64,6 +64,27 @@ def test_loads_in_a_fresh_process_without_tslab(exported):
     assert arch == "sm_90a" and has_tslab == "False"
 
 
+def test_run_without_a_gpu_says_one_is_needed(exported):
+    from tslab.gpu import device
+
+    if device() is not None:
+        pytest.skip("this machine has a GPU")
+    code = textwrap.dedent(f"""
+        import sys, types
+        sys.path.insert(0, sys.argv[1])
+        import {exported.name} as kernel
+        tensor = types.SimpleNamespace(device=types.SimpleNamespace(index=0))
+        try:
+            kernel.run(tensor, tensor)
+        except kernel.ExportedKernelError as exc:
+            print(exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", code, str(exported.parent)], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == (f"module '{exported.name}': no NVIDIA GPU or driver is present; this module "
+                                  "needs a GPU of arch sm_90a to run (load() works without one)")
+
+
 def test_exported_test_file_runs(exported):
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(exported)],

@@ -1,6 +1,6 @@
 """tslab: design, check and time CUTLASS Task Scheduling kernels in Jupyter."""
 
-from . import fake
+from . import fake, kernels
 from .capture import CaptureError, CaptureResult, capture, capture_all, capture_call, capture_file
 from .core.check import check
 from .core.design import Design
@@ -13,4 +13,4 @@ from .errors import DesignError, Issue, TslabError, TslabWarning
 __version__ = "0.1.0"
 __all__ = ["CaptureError", "CaptureResult", "Design", "DesignError", "Explorer", "Issue", "MoveError", "Trace",
            "TslabError", "TslabWarning", "Verdict", "__version__", "capture", "capture_all", "capture_call",
-           "capture_file", "check", "fake", "trace"]
+           "capture_file", "check", "fake", "kernels", "trace"]

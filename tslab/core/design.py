@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import DesignError, TslabError, did_you_mean, one_line
 from . import pipeline_fields, pipeline_groups
 from .blueprint import Blueprint, Lowered, lower
+from .schema import validate_design_document
 from .steps import Step, normalize_steps, steps_from_task
 
 FORMAT_VERSION = 1
@@ -105,14 +106,11 @@ class Design:
 
     @classmethod
     def from_dict(cls, data: Any) -> Design:
-        if not isinstance(data, dict) or "kernel" not in data:
-            raise DesignError("input", "design JSON", "has no 'kernel' key",
-                              "pass the text written by Design.to_json()")
-        unknown = set(data) - {"tslab_design", "kernel", "params", "pipelines", "schedules", "alias_groups",
-                               "source", "knobs"}
-        if unknown:
-            raise DesignError("input", "design JSON", f"unknown key {sorted(unknown)[0]!r}",
-                              "keys are kernel, params, pipelines, schedules, alias_groups")
+        """Read a design from plain data; its shape is checked against ``tslab/schemas/design.schema.json``.
+
+        A captured design (one with ``source``) is captured again from its kernel file (see ``tslab.capture``).
+        """
+        validate_design_document(data)
         if "source" in data:
             if _SOURCE_LOADER is None:
                 raise DesignError("input", "design JSON", "records a captured kernel, which needs tslab.capture",
@@ -121,10 +119,6 @@ class Design:
         if data["kernel"] == CUSTOM:
             raise DesignError("input", "design JSON", "a custom design cannot be rebuilt from JSON alone",
                               "rebuild it with Design.from_tasks(...) and re-apply the overrides")
-        for key, kind in (("params", dict), ("pipelines", dict), ("schedules", dict)):
-            if data.get(key) is not None and not isinstance(data[key], kind):
-                raise DesignError("input", f"design JSON key '{key}'", f"is a {type(data[key]).__name__}",
-                                  f"'{key}' must be an object")
         return cls(data["kernel"], data.get("params"), pipelines=data.get("pipelines"),
                    schedules=data.get("schedules"), alias_groups=data.get("alias_groups"))
 

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from ..errors import TslabError
+from ..errors import TslabError, cli_message
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -76,10 +76,12 @@ def export_command(args: argparse.Namespace) -> int:
 
     from ..capture.cli import capture_target, is_target
     from ..core.design import Design
+    from .errors import UnsupportedArchError
     from .export import export
-    from .targets import require_gpu_kernel
+    from .targets import require_arch, require_gpu_kernel
 
     try:
+        require_arch(args.arch, f"export of '{args.name}'")
         if is_target(args.name):
             return _export_captured(args, capture_target(args.name, args.arg, arch=args.arch))
         if args.name.endswith(".json"):
@@ -102,8 +104,11 @@ def export_command(args: argparse.Namespace) -> int:
             force=args.force,
             overwrite=args.force,
         )
+    except UnsupportedArchError as exc:
+        print(f"tslab export: {cli_message(exc)}", file=sys.stderr)
+        return 2
     except (TslabError, OSError) as exc:
-        print(f"tslab export: {exc}", file=sys.stderr)
+        print(f"tslab export: {cli_message(exc)}", file=sys.stderr)
         return 1
     print(path)
     return 0

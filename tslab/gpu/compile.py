@@ -9,7 +9,7 @@ from typing import Any
 from ..core.check import check
 from .errors import KernelHungError, NoGpuError, UnsafeDesignError, WorkerTimeoutError
 from .jobs import KERNEL_PHASE
-from .targets import Target, resolve
+from .targets import Target, require_arch, resolve
 from .worker import run_job
 
 #: Seconds a run's worker may take to start, build its inputs and compile, before its kernel's own limit starts.
@@ -171,6 +171,7 @@ def compile(
             arch = info.arch
         if sms is None:
             sms = info.sm_count if info is not None and info.arch == arch else DEFAULT_SMS.get(arch, 132)
+    require_arch(arch, f"compile of '{target.kernel}'")
     verdict = verified(design, force)
     target = checked_target(target, verdict)
     out = run_job(

@@ -17,6 +17,10 @@ class UnsupportedKernelError(GpuError, ValueError):
     """The design's kernel has no GPU kernel in this version of tslab."""
 
 
+class UnsupportedArchError(GpuError, ValueError):
+    """The arch asked for is not one tslab's kernels compile for."""
+
+
 class UnsafeDesignError(GpuError, ValueError):
     """``tslab.check`` did not prove the design safe; carries the verdict."""
 
@@ -66,6 +70,15 @@ class KernelHungError(WorkerTimeoutError):
                        f"{status}; {stopped}; raise timeout= for a large problem, or report it: the checker "
                        "and the kernel disagree.")
         return cls(message, phase="running the kernel", seconds=seconds)
+
+
+class GpuOutOfMemoryError(GpuError, MemoryError):
+    """The GPU had too little free memory for an allocation; the bytes asked and free when torch said them."""
+
+    def __init__(self, message: str, requested_bytes: int | None = None, free_bytes: int | None = None) -> None:
+        super().__init__(message)
+        self.requested_bytes = requested_bytes
+        self.free_bytes = free_bytes
 
 
 class CheckFailedError(GpuError):

@@ -15,7 +15,7 @@ from typing import Any
 from . import templates
 from .compile import DEFAULT_SMS, checked_target, verified
 from .errors import GpuError
-from .targets import resolve
+from .targets import require_arch, resolve
 from .worker import run_job
 
 
@@ -36,6 +36,7 @@ def export(
 
     ``sms`` sizes the persistent grid baked into the kernel (default: the arch's usual count).
     """
+    require_arch(arch, f"export of '{getattr(design, 'kernel', design)}'")
     out = Path(path)
     name = out.name
     if not name.isidentifier() or keyword.iskeyword(name):

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from .errors import UnsupportedKernelError
+from .errors import UnsupportedArchError, UnsupportedKernelError
 
 GPU_KERNELS = ("grid_stride_copy", "tma_copy", "demo_deadlock")
+#: Archs the GPU kernels compile for: TS needs Hopper or newer (TMA, transaction barriers).
+ARCHS = ("sm_90a", "sm_90", "sm_100a", "sm_103a", "sm_120a")
 DTYPES = ("float16", "bfloat16", "float32", "int16", "int32", "int8", "uint8")
 
 
@@ -109,6 +111,14 @@ def require_gpu_kernel(kernel: str) -> None:
             f"design '{kernel}': has no GPU kernel; it is a CPU-only design (tslab.check() it). "
             f"GPU kernels: {', '.join(GPU_KERNELS)}"
         )
+
+
+def require_arch(arch: str, what: str) -> str:
+    """``arch`` when tslab's GPU kernels compile for it, else an ``UnsupportedArchError`` naming those that do."""
+    if arch not in ARCHS:
+        raise UnsupportedArchError(f"{what}: arch={arch!r} is not supported; use one of {', '.join(ARCHS)} "
+                                   "(TS kernels need Hopper or newer)")
+    return arch
 
 
 def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None = None,

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .errors import CompileError, GpuError, WorkerCrashedError, WorkerTimeoutError
+from .oom import is_out_of_memory, out_of_memory_error
 
 _LOG_TAIL = 2000
 _conn: Any = None  # the pipe to the parent, inside a worker process
@@ -136,6 +137,8 @@ def run_job(
         os.unlink(log_path)
         return message[1]
     _, kind, text, trace = message
+    if is_out_of_memory(kind, text):
+        raise out_of_memory_error(what, text)
     if kind in _PASS_THROUGH:
         raise _PASS_THROUGH[kind](text)
     raise error(
@@ -144,7 +147,9 @@ def run_job(
 
 
 def _crash(what: str, code: int | None, log_path: str) -> WorkerCrashedError:
-    if code is not None and code < 0:
+    if code == -signal.SIGABRT:
+        how = "aborted (SIGABRT: an assertion or abort inside MLIR/CUDA)"
+    elif code is not None and code < 0:
         try:
             how = f"was killed by {signal.Signals(-code).name}"
         except ValueError:
@@ -152,7 +157,7 @@ def _crash(what: str, code: int | None, log_path: str) -> WorkerCrashedError:
     else:
         how = f"exited with code {code} without a result"
     return WorkerCrashedError(
-        f"{what}: the worker process {how} (an abort inside MLIR/CUDA); this process is unharmed. "
+        f"{what}: the worker process {how}; this process is unharmed. "
         f"Check the design with tslab.check() and the output below.\n--- worker output (tail) ---\n"
         f"{_tail(log_path)}"
     )
@@ -172,6 +177,11 @@ _PASS_THROUGH = _pass_through()
 def abort_for_test() -> None:
     """A job that aborts its process, as an MLIR assertion does (used by the isolation test)."""
     os.abort()
+
+
+def kill_for_test() -> None:
+    """A job whose process is killed with SIGKILL, as from outside (used by the crash-report test)."""
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def hang_for_test(seconds: float, phase: str | None = None, phase_timeout: float = 0.0) -> None:

@@ -48,4 +48,15 @@ def design(name: str, **params: Any):
     return Design(name, params)
 
 
+def __getattr__(name: str) -> ModuleType:
+    """``tslab.kernels.<name>`` imports catalog module ``name`` on first use (PEP 562)."""
+    if name in NAMES:
+        return kernel_module(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *NAMES})
+
+
 __all__ = ["NAMES", "KernelInfo", "catalog", "design", "kernel_module"]
