@@ -23,6 +23,10 @@ def test_readme_has_the_documented_blocks():
 
 
 def test_readme_blocks_run_in_order_in_one_session(tmp_path):
+    import shutil
+
+    # The README's paths are relative to the repository's root, as a reader runs them.
+    shutil.copytree(README.parent / "notebooks" / "kernels", tmp_path / "notebooks" / "kernels")
     # One script, so names flow from block to block as they would in one notebook or REPL session.
     script = "\n".join(f"# --- README block {i}\n{code}" for i, code in enumerate(python_blocks(), 1))
     out = subprocess.run(
@@ -38,3 +42,4 @@ def test_readme_blocks_run_in_order_in_one_session(tmp_path):
     assert "SAFE 65600 B" in out.stdout
     assert "interleave_stride" in out.stdout  # the DesignError the first block promises, printed
     assert (tmp_path / "tma_copy_pkg" / "__init__.py").is_file()
+    assert "\n1536\n" in out.stdout and "INVALID" in out.stdout and "ring_stages" in out.stdout
