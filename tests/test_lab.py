@@ -17,6 +17,9 @@ from tslab.lab import copy_tutorials, lab_command, tutorials_source
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+#: Everything the tutorials ship: the notebooks and the kernel files they open.
+TUTORIAL_FILES = sorted(str(p.relative_to(ROOT / "notebooks")) for p in (ROOT / "notebooks").rglob("*")
+                        if p.is_file() and p.suffix in (".ipynb", ".py") and "checkpoint" not in str(p))
 
 
 def test_unknown_options_are_passed_on_to_jupyterlab():
@@ -52,7 +55,7 @@ def test_source_checkout_copies_from_the_repositorys_notebooks():
 def test_copy_once_and_keep_the_users_edits(tmp_path):
     dest = tmp_path / "tut"
     copied = copy_tutorials(dest)
-    assert sorted(p.name for p in copied) == NOTEBOOKS
+    assert sorted(p.relative_to(dest).as_posix() for p in copied) == TUTORIAL_FILES
     edited = dest / NOTEBOOKS[0]
     edited.write_text("my edits")
     (dest / NOTEBOOKS[1]).unlink()
@@ -94,7 +97,8 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_ships_the_tutorials(wheel):
     names = zipfile.ZipFile(wheel).namelist()
-    assert sorted(n.removeprefix("tslab/tutorials/") for n in names if n.startswith("tslab/tutorials/")) == NOTEBOOKS
+    shipped = sorted(n.removeprefix("tslab/tutorials/") for n in names if n.startswith("tslab/tutorials/"))
+    assert shipped == TUTORIAL_FILES
     assert "tslab/schemas/design.schema.json" in names
 
 
@@ -107,5 +111,5 @@ def test_installed_wheel_copies_its_own_tutorials(wheel, tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "tut")], capture_output=True, text=True,
                          env=env, cwd=tmp_path, timeout=120, check=True)
     source, count = out.stdout.split()
-    assert Path(source) == site / "tslab" / "tutorials" and int(count) == len(NOTEBOOKS)
-    assert sorted(p.name for p in (tmp_path / "tut").iterdir()) == NOTEBOOKS
+    assert Path(source) == site / "tslab" / "tutorials" and int(count) == len(TUTORIAL_FILES)
+    assert sorted(p.name for p in (tmp_path / "tut").iterdir()) == sorted([*NOTEBOOKS, "kernels"])
