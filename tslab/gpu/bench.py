@@ -20,6 +20,14 @@ def _quantile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=10, method="inclusive")[round(q * 10) - 1]
 
 
+def _edits_label(r: dict[str, Any]) -> str:
+    """What the design edits on top of its kernel's own schedule and aliasing ('' when nothing)."""
+    parts = [f"schedule {task}" for task in r.get("schedules") or {}]
+    if r.get("alias_groups") is not None:
+        parts.append(f"alias groups {r['alias_groups']}")
+    return "; ".join(parts)
+
+
 class BenchResult:
     """One row per kernel and size: median and p10/p90 of the repeats, GB/s, the ratio to torch."""
 
@@ -38,6 +46,7 @@ class BenchResult:
             "shape": "x".join(map(str, r["shape"])),
             "dtype": r["dtype"],
             "params": ",".join(f"{a}={b}" for a, b in {**r["params"], **r["launch"]}.items()),
+            "edits": _edits_label(r),
             "bytes": r["bytes"],
             "graphs": r["graphs"],
             "median_us": med,

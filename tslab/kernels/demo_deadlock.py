@@ -21,13 +21,17 @@ from typing import Any
 from ..core.blueprint import Blueprint, apply_schedule
 from ..core.steps import normalize_steps
 from . import tma_copy
-from .tma_copy import DEFAULT_DTYPE, DEFAULT_SHAPE, LAUNCH, launch, launch_constants
+from .tma_copy import DEFAULT_DTYPE, LAUNCH, launch, launch_constants
 
 NAME = "demo_deadlock"
 SUMMARY = "teaching: a consumer waits twice before releasing a 1-stage ring (deadlocks)"
 PARAMS: dict[str, Any] = {"stages": 1, "tile_rows": 64, "tile_cols": 128, "tiles": 2, "store_warps": 4}
-#: The kernel this design edits: its GPU kernel, launch options and default problem are tma_copy's.
+#: The kernel this design edits: its GPU kernel and launch options are tma_copy's.
 BASE = "tma_copy"
+#: Problem the GPU path runs when none is given: one tile per block (2048 tiles <= the grid), where the H200
+#: hangs exactly as the checker predicts. With several tiles per block (16384 x 16384) the H200 run ended in
+#: "unspecified launch failure" after about 9 s instead (measured 2026-12-01; see benchmarks/NOTES.md).
+DEFAULT_SHAPE: tuple[int, ...] = (4096, 4096)
 #: The edit on top of ``tma_copy``: both waits in the head, both releases in the tail.
 SCHEDULES: dict[str, tuple] = {"StoreTask": normalize_steps("StoreTask", [
     ("smem_ring", "ConsumerAuxWork", "Head", "bind_read"),
