@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import DesignError, TslabError, did_you_mean, one_line
 from . import pipeline_fields, pipeline_groups
 from .blueprint import Blueprint, Lowered, lower
+from .registry import kernel_module
 from .schema import validate_design_document
 from .steps import Step, normalize_steps, steps_from_task
 
@@ -51,8 +52,6 @@ class Design:
         self._kernel = kernel
         self._source = _source
         if _source is None:
-            from ..kernels import kernel_module
-
             module = kernel_module(kernel)
             params = _check_params(kernel, module.PARAMS, params or {})
         try:
@@ -280,8 +279,6 @@ class Design:
             return self._source.blueprint(self._edits())
         if self._source is not None:
             return self._source()
-        from ..kernels import kernel_module
-
         try:
             return kernel_module(self._kernel).build(**self._params)
         except DesignError:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from ..core import registry
 from ..errors import DesignError, did_you_mean
 
 NAMES: tuple[str, ...] = ("grid_stride_copy", "tma_copy", "gemm_sm90", "demo_deadlock", "demo_race", "demo_overflow")
@@ -34,6 +35,13 @@ def kernel_module(name: str) -> ModuleType:
     if name not in NAMES:
         raise DesignError("input", f"kernel '{name}'", "is not in the catalog", did_you_mean(str(name), NAMES))
     return importlib.import_module(f"{__name__}.{name}")
+
+
+def _lookup(name: str) -> ModuleType | None:
+    return kernel_module(name) if name in NAMES else None
+
+
+registry.register(_lookup, lambda: NAMES)
 
 
 def catalog() -> list[KernelInfo]:
