@@ -79,7 +79,7 @@ def test_layout_and_schedule_tables_have_the_documented_columns():
     assert (v.layout["end"] == v.layout["offset"] + v.layout["size"]).all()
     assert list(v.schedule.columns)[:6] == ["task", "section", "index", "resource", "stage", "label"]
     mma = v.schedule[v.schedule.task == "MmaTask"]
-    assert list(mma.section.unique()) == ["loop", "tail"]
+    assert list(mma.section.unique()) == ["head", "loop", "tail"]
 
 
 def test_report_holds_what_ts_printed():

@@ -31,9 +31,10 @@ def test_pipelines_tasks_allocations():
     d = gemm_sm90.design()
     assert d.tasks() == ["LoadTask", "MmaTask", "EpilogueTask"]
     assert d.pipelines()["smem_ab"]["pipeline_type"] == "TmaAsync"
-    assert d.pipelines()["smem_ab"]["consumer_group"] == {"agent": "Thread", "size": 128}
+    assert d.pipelines()["smem_ab"]["consumer_group"] == {"agent": "Thread", "size": 256}
+    assert d.pipelines()["smem_ab"]["advance_on_wait"] is True
     sizes = {a["name"]: a["size"] for a in d.allocations()}
-    assert sizes == {"a_buf": 4 * 128 * 64 * 2, "b_buf": 4 * 128 * 64 * 2, "epi_buf": 128 * 128 * 2}
+    assert sizes == {"a_buf": 4 * 128 * 64 * 2, "b_buf": 4 * 256 * 64 * 2, "epi_buf": 128 * 256 * 2}
     assert d.alias_groups() == [[["a_buf", "b_buf"], ["epi_buf"]]]
 
 

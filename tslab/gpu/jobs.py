@@ -71,6 +71,11 @@ def fake_args(target: Target) -> tuple:
     return make(), make(), make_fake_stream()
 
 
+def _fake(t: Target) -> tuple:
+    """Compile-only arguments: the kernel module's own where it has them (GEMM: a, b, c, stream)."""
+    return t.module.fake_args(t.shape, t.dtype) if hasattr(t.module, "fake_args") else fake_args(t)
+
+
 def _options(arch: str, keep: bool) -> str:
     return f"--gpu-arch {arch}" + (" --keep-ptx --keep-cubin remarks{ptx}" if keep else "")
 
@@ -100,7 +105,7 @@ def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as scratch, _capture_fds() as log:
         # --keep-ptx/--keep-cubin also write files; send them to a scratch folder, not the working directory.
         options = f"{_options(arch, True)} --dump-dir {scratch}"
-        fn = cute.compile(t.module.launch, *fake_args(t), *t.launch_constants(sms), options=options)
+        fn = cute.compile(t.module.launch, *_fake(t), *t.launch_constants(sms), options=options)
     seconds = time.perf_counter() - started
     return {
         "ptx": fn.artifacts.PTX,
@@ -191,6 +196,8 @@ def run_job(target: dict[str, Any], seed: int = 0) -> dict[str, Any]:
 
     _sms()
     t = _target(target)
+    if t.kernel == "gemm_sm90":
+        return _gemm_run(t, seed)
     src = _random(t.shape, t.dtype, seed)
     dst = torch.empty_like(src)
     _poison(dst)
@@ -298,6 +305,9 @@ def bench_job(
     rows = []
     for i, data in enumerate(targets):
         t = _target(data)
+        if t.kernel == "gemm_sm90":
+            rows.append(_gemm_time(t, repeats=repeats, iterations=iterations, warmup=warmup, baseline=baseline))
+            continue
         # CUDA graphs capture only on a stream other than the legacy default one.
         side = torch.cuda.stream(torch.cuda.Stream()) if use_cuda_graphs else contextlib.nullcontext()
         with side:
@@ -328,7 +338,7 @@ def export_job(target: dict[str, Any], arch: str, sms: int, directory: str, pref
 
     preload_runtime()
     t = _target(target)
-    fn = cute.compile(t.module.launch, *fake_args(t), *t.launch_constants(sms), options=_options(arch, False))
+    fn = cute.compile(t.module.launch, *_fake(t), *t.launch_constants(sms), options=_options(arch, False))
     fn.export_to_c(file_path=directory, file_name=prefix, function_prefix=prefix)
     return {"files": sorted(os.listdir(directory))}
 
@@ -342,3 +352,19 @@ def preload_runtime() -> None:
     for path in find_runtime_libraries(enable_tvm_ffi=False):
         if os.path.exists(path):
             ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+
+def _gemm_run(t: Target, seed: int) -> dict[str, Any]:
+    from . import gemm_jobs
+    from .device import device
+
+    info = device()
+    return gemm_jobs.run(t, seed=seed, sms=info.sm_count, arch=info.arch, stream=_stream())
+
+
+def _gemm_time(t: Target, **kwargs: Any) -> dict[str, Any]:
+    from . import gemm_jobs
+    from .device import device
+
+    info = device()
+    return gemm_jobs.time_target(t, sms=info.sm_count, arch=info.arch, stream=_stream(), **kwargs)
