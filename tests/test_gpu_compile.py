@@ -69,6 +69,11 @@ def test_gemm_sm90_refuses_a_k_that_tma_cannot_take():
         gpu.compile(gemm_sm90.design(), arch="sm_90a", shape=(128, 128, 100))
 
 
+def test_gemm_sm90_refuses_a_one_row_a():
+    with pytest.raises(gpu.UnsupportedKernelError, match="M=1"):
+        gpu.compile(gemm_sm90.design(), arch="sm_90a", shape=(1, 256, 64))
+
+
 def test_gemm_sm90_refuses_invalid_params_before_compiling():
     with pytest.raises(DesignError, match=r"param 'tile_m'.*multiple of 64 x mma_warpgroups"):
         gpu.compile(gemm_sm90.design(tile_m=64, mma_warpgroups=2), arch="sm_90a")

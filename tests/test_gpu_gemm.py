@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no N
 
 #: (M, N, K): tile multiples, partial tiles at the M and N edges, K tails (K a multiple of 8), one K tile.
 SHAPES = [
-    (128, 256, 64), (4096, 4096, 4096), (1, 8, 8), (64, 64, 8), (100, 200, 56), (129, 264, 72),
+    (128, 256, 64), (4096, 4096, 4096), (2, 8, 8), (64, 64, 8), (100, 200, 56), (129, 264, 72),
     (255, 520, 1000), (1000, 1000, 1000), (777, 1024, 4104), (2048, 8, 64), (8, 4096, 128),
     (1234, 2000, 3000), (3000, 4200, 520),
 ]
@@ -24,6 +24,10 @@ VARIANTS = [
     ({"tile_k": 128, "stages": 2}, (1234, 2000, 3000)),
     ({"raster": "row"}, (3000, 4200, 520)),
     ({"tile_n": 128, "stages": 6}, (255, 520, 1000)),
+    ({"persistent": True, "epilogue": "dedicated", "stages": 3}, (1000, 1000, 1000)),
+    ({"persistent": True, "epilogue": "dedicated", "stages": 3}, (3000, 4200, 520)),
+    ({"persistent": True, "epilogue": "dedicated", "stages": 3, "raster": "row"}, (777, 1024, 4104)),
+    ({"persistent": True, "epilogue": "dedicated", "stages": 3, "dtype": "bf16"}, (4096, 4096, 4096)),
 ]
 
 

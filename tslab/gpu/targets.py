@@ -145,6 +145,9 @@ def gemm_problem(params: dict[str, Any], shape: tuple[int, ...], dtype: str) -> 
     if dtype != want:
         raise UnsupportedKernelError(f"design 'gemm_sm90': dtype={dtype!r} but the design's dtype is "
                                      f"{params['dtype']!r}; pass dtype={want!r} or change the design's dtype")
+    if shape[0] == 1:
+        raise UnsupportedKernelError("design 'gemm_sm90': M=1; the kernel's static TMA layouts need M >= 2 "
+                                     "(a 1-row A faults on the GPU); use a matrix-vector product or pad M to 2")
     if shape[2] % 8:
         raise UnsupportedKernelError(f"design 'gemm_sm90': K={shape[2]}; K must be a multiple of 8 (TMA needs "
                                      "16-byte row strides); pad K with zeros")

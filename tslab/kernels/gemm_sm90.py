@@ -42,10 +42,11 @@ from cutlass.experimental.task_scheduling.resources import (
     PipelineConfig,
     StageInfo,
     TaskLocalVariable,
+    WorkQueue,
     consumer_work,
     producer_work,
 )
-from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
+from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..core.blueprint import Blueprint
@@ -102,15 +103,28 @@ def validate(params: dict[str, Any]) -> None:
                   "use 2 mma_warpgroups or a smaller tile")
     if not isinstance(p["stages"], int) or p["stages"] < 2:
         raise bad("stages", f"stages={p['stages']!r} is below 2", "use 2 or more stages to overlap TMA and wgmma")
-    if p["persistent"]:
-        raise bad("persistent", "persistent=True is not built yet", "use persistent=False (one block per tile)")
+    if p["persistent"] not in (True, False):
+        raise bad("persistent", f"persistent={p['persistent']!r} is not a bool", "use True or False")
+    if p["persistent"] and p["epilogue"] == "aliased":
+        raise bad("epilogue", "epilogue='aliased' with persistent=True: the load task fills the next tile's A/B "
+                  "stages while the store still reads the C tile staged over them",
+                  "use epilogue='dedicated' with persistent=True (or persistent=False to alias)")
     if p["cluster_m"] != 1:
         raise bad("cluster_m", f"cluster_m={p['cluster_m']!r}: clusters with TMA multicast are not built yet",
                   "use cluster_m=1")
 
 
 @cute.jit
-def tile_coords(tiles_m: cutlass.Constexpr, tiles_n: cutlass.Constexpr, raster: cutlass.Constexpr) -> tuple:
+def tile_coords(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
+    """(m, n) tile of this block now: the WorkQueue's tile when persistent, else one tile per block."""
+    if cutlass.const_expr(geo.persistent):
+        m, n, _ = stage_info.work_tile.tile_idx
+        return m, n
+    return block_tile(geo.tiles_m, geo.tiles_n, geo.raster)
+
+
+@cute.jit
+def block_tile(tiles_m: cutlass.Constexpr, tiles_n: cutlass.Constexpr, raster: cutlass.Constexpr) -> tuple:
     """(m, n) tile of this block: ``row`` walks N fastest; ``grouped`` walks ``RASTER_GROUP`` M-tiles per column."""
     bid, _, _ = cute.arch.block_idx()
     m = bid // tiles_n
@@ -140,6 +154,7 @@ class Geometry:
     k_tiles: int
     raster: str
     dtype: Any
+    persistent: bool = False
     a_layout: Any = None
     b_layout: Any = None
     epi_layout: Any = None
@@ -193,7 +208,7 @@ class SmemAB(MemoryResource):
     @cute.jit
     def tma_load(self, stage_info: StageInfo, *, k: cutlass.Int32) -> None:
         geo = self.geo
-        m, n = tile_coords(geo.tiles_m, geo.tiles_n, geo.raster)
+        m, n = tile_coords(geo, stage_info)
         sA = _smem_tensor(stage_info, self._a.offset, geo.dtype, geo.a_layout)
         sB = _smem_tensor(stage_info, self._b.offset, geo.dtype, geo.b_layout)
         # (bM, bK, RestK) and (bN, bK, RestK): this block's row of A tiles and column of B tiles
@@ -317,7 +332,7 @@ class GmemC(MemoryResource):
         epi = self.epi
         ab = epi.ab
         geo = ab.geo
-        m, n = tile_coords(geo.tiles_m, geo.tiles_n, geo.raster)
+        m, n = tile_coords(geo, stage_info)
         sC = _smem_tensor(stage_info, epi._c.offset, geo.dtype, geo.epi_layout)
         gC = cute.local_tile(self.mC, (epi.tile_m, epi.tile_n), (m, n))
         gC_epi = cute.zipped_divide(gC, geo.epi_tile)  # ((EpiM, EpiN), (RestM, RestN))
@@ -357,16 +372,12 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
                                 cta_layout_vmnk=None))
     gmem_c = GmemC(name="gmem_c", epi=smem_epi, tma_atom_c=gpu.get("tma_atom_c"), mC=gpu.get("mC"))
 
-    @schedule
-    def load(gmem_ab: MemoryResource, smem_ab: MemoryResource) -> None:
-        with domain_loop(0, k_tiles, 1):
-            k = gmem_ab.k_coords()
-            smem_ab.acquire()
-            smem_ab.tma_load(k=k)
-            smem_ab.commit()
+    def next_tile(wq: Any) -> None:
+        wq.wait()
+        wq.get_and_advance_work_tile()
+        wq.release()
 
-    @schedule
-    def mma(smem_ab: MemoryResource, smem_epi: MemoryResource) -> None:
+    def mma_tile(smem_ab: Any, smem_epi: Any) -> None:
         smem_ab.wait()
         smem_ab.wgmma_first()
         with domain_loop(1, k_tiles, 1):
@@ -378,15 +389,67 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
         smem_epi.stage_accumulators()
         smem_epi.commit()
 
+    def store_tile(smem_epi: Any, gmem_c: Any) -> None:
+        smem_epi.wait()
+        smem_epi.read_tile()
+        gmem_c.tma_store()
+        smem_epi.release()
+
+    def load_tile(gmem_ab: Any, smem_ab: Any) -> None:
+        with domain_loop(0, k_tiles, 1):
+            k = gmem_ab.k_coords()
+            smem_ab.acquire()
+            smem_ab.tma_load(k=k)
+            smem_ab.commit()
+
+    w = 4 * p["mma_warpgroups"]
+    aliases = [[["a_buf", "b_buf"], ["epi_buf"]]] if p["epilogue"] == "aliased" else []
+    if p["persistent"]:
+        wq = WorkQueue(tile_scheduler_config=gpu.get("scheduler"), name="work_queue")
+
+        @schedule
+        def load_p(gmem_ab: MemoryResource, smem_ab: MemoryResource, wq: WorkQueue) -> None:
+            with work_tile_loop(wq):
+                load_tile(gmem_ab, smem_ab)
+                next_tile(wq)
+
+        @schedule
+        def mma_p(smem_ab: MemoryResource, smem_epi: MemoryResource, wq: WorkQueue) -> None:
+            with work_tile_loop(wq):
+                mma_tile(smem_ab, smem_epi)
+                next_tile(wq)
+
+        @schedule
+        def store_p(smem_epi: MemoryResource, gmem_c: MemoryResource, wq: WorkQueue) -> None:
+            with work_tile_loop(wq):
+                with domain_loop(0, 1, 1):
+                    store_tile(smem_epi, gmem_c)
+                next_tile(wq)
+
+        tasks = [
+            Task(name="LoadTask", src_resources=[gmem_ab, wq], dst_resources=[smem_ab], warp_idx=w, num_warps=1,
+                 schedule=load_p(gmem_ab, smem_ab, wq)),
+            Task(name="MmaTask", src_resources=[smem_ab, wq], dst_resources=[smem_epi], warp_idx=0, num_warps=w,
+                 schedule=mma_p(smem_ab, smem_epi, wq)),
+            Task(name="EpilogueTask", src_resources=[smem_epi, wq], dst_resources=[gmem_c], warp_idx=w + 1,
+                 num_warps=1, schedule=store_p(smem_epi, gmem_c, wq)),
+        ]
+        graph = {smem_ab: [gmem_ab, wq], smem_epi: [smem_ab, wq], gmem_c: [smem_epi, wq]}
+        return Blueprint(tasks=tasks, graph=graph, smem_resources=[smem_ab, smem_epi], alias_groups=aliases)
+
+    @schedule
+    def load(gmem_ab: MemoryResource, smem_ab: MemoryResource) -> None:
+        load_tile(gmem_ab, smem_ab)
+
+    @schedule
+    def mma(smem_ab: MemoryResource, smem_epi: MemoryResource) -> None:
+        mma_tile(smem_ab, smem_epi)
+
     @schedule
     def epilogue(smem_epi: MemoryResource, gmem_c: MemoryResource) -> None:
         with domain_loop(0, 1, 1):
-            smem_epi.wait()
-            smem_epi.read_tile()
-            gmem_c.tma_store()
-            smem_epi.release()
+            store_tile(smem_epi, gmem_c)
 
-    w = 4 * p["mma_warpgroups"]
     tasks = [
         Task(name="LoadTask", src_resources=[gmem_ab], dst_resources=[smem_ab], warp_idx=w, num_warps=1,
              schedule=load(gmem_ab, smem_ab)),
@@ -395,7 +458,6 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
         Task(name="EpilogueTask", src_resources=[smem_epi], dst_resources=[gmem_c], warp_idx=w + 1, num_warps=1,
              schedule=epilogue(smem_epi, gmem_c)),
     ]
-    aliases = [[["a_buf", "b_buf"], ["epi_buf"]]] if p["epilogue"] == "aliased" else []
     return Blueprint(tasks=tasks, graph={smem_ab: [gmem_ab], smem_epi: [smem_ab], gmem_c: [smem_epi]},
                      smem_resources=[smem_ab, smem_epi], alias_groups=aliases)
 

@@ -17,7 +17,7 @@ from cuda.bindings import driver as cuda_driver
 from cutlass import cute
 from cutlass import tensor_utils as utils
 
-from .gemm_sm90 import TORCH_DTYPES, Geometry, make_tasks, validate
+from .gemm_sm90 import RASTER_GROUP, TORCH_DTYPES, Geometry, make_tasks, validate
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
 
@@ -66,12 +66,20 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
     a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype)
     geo = Geometry(tiles_m=(m + p["tile_m"] - 1) // p["tile_m"], tiles_n=(n + p["tile_n"] - 1) // p["tile_n"],
                    k_tiles=(k + p["tile_k"] - 1) // p["tile_k"], raster=p["raster"], dtype=dtype,
-                   a_layout=a_layout, b_layout=b_layout, epi_layout=epi_layout, epi_tile=epi_tile)
+                   persistent=p["persistent"], a_layout=a_layout, b_layout=b_layout, epi_layout=epi_layout,
+                   epi_tile=epi_tile)
+    scheduler = None
+    if cutlass.const_expr(p["persistent"]):
+        from cutlass.experimental.task_scheduling.resources import TileSchedulerConfig
+
+        scheduler = TileSchedulerConfig.create_static_persistent_tile_scheduler_params(
+            tile_scheduler_params=_scheduler_params(p, geo.tiles_m, geo.tiles_n))
     thr_mma = tiled_mma.get_slice(0)
     acc = cute.make_rmem_tensor(thr_mma.partition_shape_C((p["tile_m"], p["tile_n"])), cutlass.Float32)
     bp = make_tasks(p, k_tiles=geo.k_tiles, geo=geo,
                     gpu={"tma_atom_a": tma_atom_a, "tma_atom_b": tma_atom_b, "mA": mA, "mB": mB,
-                         "tiled_mma": tiled_mma, "acc": acc, "tma_atom_c": tma_atom_c, "mC": mC})
+                         "tiled_mma": tiled_mma, "acc": acc, "tma_atom_c": tma_atom_c, "mC": mC,
+                         "scheduler": scheduler})
     for name, fields in pipelines:
         apply_pipeline(bp, name, dict(fields))
     smem, _ = allocate(bp, bp.alias_groups, [])
@@ -98,10 +106,25 @@ def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.C
         cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(epi_layout, (None, None, 0)), epi_tile)
     m, k = a.shape
     n = b.shape[0]
-    tiles = ((m + p["tile_m"] - 1) // p["tile_m"]) * ((n + p["tile_n"] - 1) // p["tile_n"])
+    tiles_m = (m + p["tile_m"] - 1) // p["tile_m"]
+    tiles_n = (n + p["tile_n"] - 1) // p["tile_n"]
+    grid = (tiles_m * tiles_n, 1, 1)
+    if cutlass.const_expr(p["persistent"]):
+        from cutlass.utils import StaticPersistentTileScheduler
+
+        grid = StaticPersistentTileScheduler.get_grid_shape(_scheduler_params(p, tiles_m, tiles_n), p["sms"])
     _gemm_kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, _tiled_mma(p, dtype), params,
-                 (m, n, k), pipelines).launch(grid=(tiles, 1, 1), block=(32 * (4 * p["mma_warpgroups"] + 2), 1, 1),
+                 (m, n, k), pipelines).launch(grid=grid, block=(32 * (4 * p["mma_warpgroups"] + 2), 1, 1),
                                               stream=stream)
+
+
+def _scheduler_params(p: dict[str, Any], tiles_m: int, tiles_n: int) -> Any:
+    """TS's static persistent scheduler over the tile grid; ``raster='grouped'`` swizzles M in groups."""
+    from cutlass.utils import PersistentTileSchedulerParams
+
+    swizzle = RASTER_GROUP if p["raster"] == "grouped" else 1
+    return PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (1, 1, 1), swizzle_size=swizzle,
+                                         raster_along_m=True)
 
 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
@@ -110,6 +133,8 @@ def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms
             "epilogue", "dtype")
     p = {key: params[key] for key in keys}
     validate(p)
+    if p["persistent"]:
+        p["sms"] = sms
     return (tuple(sorted(p.items())), pipelines)
 
 
