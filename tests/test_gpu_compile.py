@@ -52,8 +52,9 @@ def test_unsafe_design_is_refused_with_the_verdict():
 
 @pytest.mark.parametrize("epilogue", ["aliased", "dedicated"])
 def test_gemm_sm90_compiles_to_wgmma_and_tma_without_spills(epilogue):
-    stages = 4 if epilogue == "aliased" else 3
-    k = gpu.compile(gemm_sm90.design(epilogue=epilogue, stages=stages), arch="sm_90a", shape=(1000, 1000, 1000))
+    stages, persistent = (4, False) if epilogue == "aliased" else (3, True)
+    design = gemm_sm90.design(epilogue=epilogue, stages=stages, persistent=persistent)
+    k = gpu.compile(design, arch="sm_90a", shape=(1000, 1000, 1000))
     assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in k.ptx
     assert "cp.async.bulk.tensor.2d.shared::cta.global" in k.ptx  # TMA loads of A and B
     assert "cp.async.bulk.tensor.2d.global.shared::cta" in k.ptx  # TMA stores of C

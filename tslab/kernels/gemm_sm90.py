@@ -1,10 +1,12 @@
 """Hopper GEMM: a TMA load warp fills a TmaAsync A/B ring, warpgroups issue wgmma, an epilogue stores C by TMA.
 
 C (M x N) = A (M x K, row-major) @ B^T, with B given as N x K (K-major) and C row-major; fp16 or bf16 in and
-out, fp32 accumulators in registers. One block computes one ``tile_m x tile_n`` tile of C; tiles past the
-matrix edge and K past its end are clipped by TMA (zero-filled loads, dropped stores), so any M, N and any K
-that is a multiple of 8 works. The same resources and tasks are checked on the CPU (``design()``) and run on
-the GPU (:mod:`tslab.kernels.gemm_sm90_launch`).
+out, fp32 accumulators in registers. A block computes ``tile_m x tile_n`` tiles of C: one per block, or with
+``persistent=True`` one block per SM walks the tiles TS's ``WorkQueue`` (static persistent scheduler) hands it,
+every task ending each tile with ``get_and_advance_work_tile``. Tiles past the matrix edge and K past its end
+are clipped by TMA (zero-filled loads, dropped stores), so any M >= 2, N a multiple of 8 and K a multiple of 8
+work. The same resources and tasks are checked on the CPU (``design()``) and run on the GPU
+(:mod:`tslab.kernels.gemm_sm90_launch`).
 
 Resource/task flow (W = 4 * mma_warpgroups; warps in brackets)::
 
@@ -12,6 +14,8 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets)::
     smem_ab  --MmaTask [warps 0..W-1]: head: wait 0 -> wgmma 0; loop k >= 1: wait k -> wgmma k -> release k-1
                (advance_on_wait); tail: release last; acquire -> accumulators -> SMEM -> commit--> smem_epi
     smem_epi --EpilogueTask [warp W+1]: wait -> TMA store C -> release--------------> gmem_c
+    persistent=True: each task's body above sits in ``work_tile_loop(work_queue)`` and ends with
+    work_queue: wait -> get_and_advance_work_tile -> release
 
 Resources:
     GmemAB       the K coordinate of the next A/B tile pair (consumer work ``k_coords``)
@@ -24,6 +28,8 @@ Resources:
                  A/B stages are dead once the MMA task has released its last stage), with ``'dedicated'`` it
                  has its own bytes
     GmemC        the output matrix (producer work ``tma_store``)
+    WorkQueue    (persistent only) TS's static persistent tile scheduler; ``raster='grouped'`` swizzles tiles
+                 in groups of ``RASTER_GROUP`` along M for L2 reuse
 Tasks:
     MmaTask      warps 0..W-1: ``mma_warpgroups`` warpgroups, each owning ``tile_m / mma_warpgroups`` rows
     LoadTask     warp W: one elected thread issues the TMA loads of A and B
@@ -54,10 +60,13 @@ from ..errors import DesignError, did_you_mean
 
 NAME = "gemm_sm90"
 SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> epilogue aliasing the A/B stages"
+#: Defaults: the fastest configuration measured on the H200 (benchmarks/NOTES.md, "GEMM").
 PARAMS: dict[str, Any] = {
-    "tile_m": 128, "tile_n": 256, "tile_k": 64, "stages": 4, "mma_warpgroups": 2, "persistent": False,
-    "cluster_m": 1, "raster": "grouped", "epilogue": "aliased", "dtype": "fp16", "k_tiles": 4,
+    "tile_m": 128, "tile_n": 256, "tile_k": 64, "stages": 3, "mma_warpgroups": 2, "persistent": True,
+    "cluster_m": 1, "raster": "grouped", "epilogue": "dedicated", "dtype": "fp16", "k_tiles": 4,
 }
+#: The one-tile-per-block variant whose C tile aliases the A/B ring (the tutorials' memory and aliasing design).
+ALIASED: dict[str, Any] = {"tile_n": 128, "mma_warpgroups": 1, "stages": 4, "persistent": False, "epilogue": "aliased"}
 DTYPE_BYTES = {"fp16": 2, "bf16": 2}
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 RASTERS = ("grouped", "row")
@@ -462,8 +471,8 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
                      smem_resources=[smem_ab, smem_epi], alias_groups=aliases)
 
 
-def build(tile_m: int = 128, tile_n: int = 256, tile_k: int = 64, stages: int = 4, mma_warpgroups: int = 2,
-          persistent: bool = False, cluster_m: int = 1, raster: str = "grouped", epilogue: str = "aliased",
+def build(tile_m: int = 128, tile_n: int = 256, tile_k: int = 64, stages: int = 3, mma_warpgroups: int = 2,
+          persistent: bool = True, cluster_m: int = 1, raster: str = "grouped", epilogue: str = "dedicated",
           dtype: str = "fp16", k_tiles: int = 4) -> Blueprint:
     """Fresh TS objects of one output tile's GEMM over ``k_tiles`` K tiles (CPU check)."""
     params = {"tile_m": tile_m, "tile_n": tile_n, "tile_k": tile_k, "stages": stages,
