@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import cutlass
-from cutlass import cute, pipeline
+import cutlass.utils.hopper_helpers as sm90
+from cutlass import cute, pipeline, tensor_utils
 from cutlass.experimental.task_scheduling.memory import SmemAllocation
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
@@ -59,7 +60,7 @@ from ..core.blueprint import Blueprint
 from ..errors import DesignError, did_you_mean
 
 NAME = "gemm_sm90"
-SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> epilogue aliasing the A/B stages"
+SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> stmatrix epilogue -> TMA store, persistent"
 #: Defaults: the fastest configuration measured on the H200 (benchmarks/NOTES.md, "GEMM").
 PARAMS: dict[str, Any] = {
     "tile_m": 128, "tile_n": 256, "tile_k": 64, "stages": 3, "mma_warpgroups": 2, "persistent": True,
@@ -298,10 +299,7 @@ class SmemEpilogue(MemoryResource):
             cute.arch.barrier(barrier_id=1, number_of_threads=self.mma_threads)
         sC = _smem_tensor(stage_info, self._c.offset, geo.dtype, geo.epi_layout)
         tidx, _, _ = cute.arch.thread_idx()
-        import cutlass.utils.hopper_helpers as sm90
-        from cutlass import tensor_utils as utils
-
-        store_op = sm90.sm90_get_smem_store_op(utils.LayoutEnum.ROW_MAJOR, elem_ty_d=geo.dtype,
+        store_op = sm90.sm90_get_smem_store_op(tensor_utils.LayoutEnum.ROW_MAJOR, elem_ty_d=geo.dtype,
                                                elem_ty_acc=cutlass.Float32)
         atom_c = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), geo.dtype)
         r2s = cute.make_tiled_copy_S(store_op, cute.make_tiled_copy_C_atom(atom_c, ab.tiled_mma))

@@ -3,8 +3,10 @@
 The host builds CuTe's Hopper pieces (``cutlass.utils.hopper_helpers``): the warpgroup tiled MMA, the
 swizzled K-major SMEM layouts of A and B, the epilogue's SMEM layout and the TMA atoms that match them; the
 kernel builds the design's TS resources and tasks with :func:`tslab.kernels.gemm_sm90.make_tasks` and runs
-them with TS's ``TaskManager``. Grid: one block per ``tile_m x tile_n`` tile of C; block shape
-``32 * (4 * mma_warpgroups + 2)`` threads (MMA warpgroups, the load warp, the store warp).
+them with TS's ``TaskManager``. Grid: one block per ``tile_m x tile_n`` tile of C, or with ``persistent=True``
+the static persistent scheduler's grid (one block per SM, ``sms`` baked in); block shape
+``32 * (4 * mma_warpgroups + 2)`` threads (MMA warpgroups, the load warp, the store warp). Shapes are static:
+one compile per (M, N, K).
 """
 
 from __future__ import annotations
