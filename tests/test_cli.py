@@ -60,7 +60,7 @@ def test_design_json_file(tmp_path, capsys):
 
 def test_export_refuses_the_gemm_design_with_the_reason(capsys):
     assert main(["export", "gemm_sm90", "-o", "unused"]) == 1
-    assert "warpgroup-MMA work methods arrive with a later GPU issue" in capsys.readouterr().err
+    assert "the GEMM package (run(a, b, c) for any shape) is not built yet" in capsys.readouterr().err
 
 
 def test_smem_capacity_option(capsys):

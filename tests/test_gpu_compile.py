@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
 
 import tslab.gpu as gpu
+from tslab.errors import DesignError
 from tslab.gpu.device import arch_name
 from tslab.gpu.targets import Target, resolve
-from tslab.kernels import demo_deadlock, grid_stride_copy, tma_copy
+from tslab.kernels import demo_deadlock, gemm_sm90, grid_stride_copy, tma_copy
 
 
 @pytest.fixture(scope="module")
@@ -53,11 +53,34 @@ def test_unsafe_design_is_refused_with_the_verdict():
     assert info.value.verdict.errors
 
 
-def test_gemm_sm90_is_refused_with_a_clear_error():
-    with pytest.raises(
-        gpu.UnsupportedKernelError, match="warpgroup-MMA work methods arrive with a later GPU issue"
-    ):
-        gpu.compile(SimpleNamespace(kernel="gemm_sm90"), arch="sm_90a")
+@pytest.mark.parametrize("epilogue", ["aliased", "dedicated"])
+def test_gemm_sm90_compiles_to_wgmma_and_tma_without_spills(epilogue):
+    stages, persistent = (4, False) if epilogue == "aliased" else (3, True)
+    design = gemm_sm90.design(epilogue=epilogue, stages=stages, persistent=persistent)
+    k = gpu.compile(design, arch="sm_90a", shape=(1000, 1000, 1000))
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in k.ptx
+    assert "cp.async.bulk.tensor.2d.shared::cta.global" in k.ptx  # TMA loads of A and B
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in k.ptx  # TMA stores of C
+    assert "stmatrix.sync.aligned" in k.ptx
+    assert k.spills == 0 and k.stack_frame == 0 and 0 < k.registers <= 255
+    ring = stages * (128 + 256) * 64 * 2
+    epi = 0 if epilogue == "aliased" else 128 * 256 * 2
+    assert k.smem_bytes == ring + epi + k.verdict.barrier_bytes
+
+
+def test_gemm_sm90_refuses_a_k_that_tma_cannot_take():
+    with pytest.raises(gpu.UnsupportedKernelError, match="K must be a multiple of 8"):
+        gpu.compile(gemm_sm90.design(), arch="sm_90a", shape=(128, 128, 100))
+
+
+def test_gemm_sm90_refuses_a_one_row_a():
+    with pytest.raises(gpu.UnsupportedKernelError, match="M=1"):
+        gpu.compile(gemm_sm90.design(), arch="sm_90a", shape=(1, 256, 64))
+
+
+def test_gemm_sm90_refuses_invalid_params_before_compiling():
+    with pytest.raises(DesignError, match=r"param 'tile_m'.*multiple of 64 x mma_warpgroups"):
+        gpu.compile(gemm_sm90.design(tile_m=64, mma_warpgroups=2), arch="sm_90a")
 
 
 def test_launch_options_are_checked():

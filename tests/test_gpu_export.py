@@ -112,7 +112,8 @@ def test_gemm_is_refused_by_the_cli(tmp_path, capsys):
         ["gemm_sm90", "-o", str(tmp_path / "g")]
     )
     assert export_command(args) == 1
-    assert "warpgroup-MMA" in capsys.readouterr().err
+    assert "GEMM package" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()
 
 
 def test_exported_package_records_the_edits_it_was_compiled_with(tmp_path):

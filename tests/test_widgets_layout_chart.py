@@ -4,13 +4,14 @@ import plotly.graph_objects as go
 
 import tslab
 from tslab.kernels import design
+from tslab.kernels.gemm_sm90 import ALIASED
 from tslab.widgets import LayoutChart
 from tslab.widgets.layout_chart import chart_data
 from tslab.widgets.layout_data import PHASE_COLOURS, layout_chart_data, layout_figure, summary_text
 
 
 def test_gemm_aliased_phases_share_offsets_in_distinct_colours():
-    data = layout_chart_data(tslab.check(design("gemm_sm90")))
+    data = layout_chart_data(tslab.check(design("gemm_sm90", **ALIASED)))
     bars = {b["name"]: b for b in data["smem"]}
     assert bars["a_buf"]["offset"] == bars["epi_buf"]["offset"] == 0
     assert bars["a_buf"]["colour"] == PHASE_COLOURS[0] and bars["epi_buf"]["colour"] == PHASE_COLOURS[1]
@@ -21,7 +22,7 @@ def test_gemm_aliased_phases_share_offsets_in_distinct_colours():
 
 
 def test_what_if_without_aliasing_is_laid_out_by_the_real_allocator():
-    verdict = tslab.check(design("gemm_sm90"))
+    verdict = tslab.check(design("gemm_sm90", **ALIASED))
     data = chart_data(verdict)
     other = data["without_aliasing"]
     assert other["summary"]["alias_savings"] == 0
@@ -38,7 +39,7 @@ def test_no_what_if_without_alias_groups_and_capacity_shown():
 
 
 def test_figure_has_one_bar_per_allocation_hover_and_capacity_line():
-    data = layout_chart_data(tslab.check(design("gemm_sm90")))
+    data = layout_chart_data(tslab.check(design("gemm_sm90", **ALIASED)))
     fig = layout_figure(data)
     [bar] = fig.data
     assert list(bar.base) == [b["offset"] for b in data["smem"]] and len(bar.y) == 4
@@ -57,7 +58,7 @@ def test_a_design_that_cannot_be_lowered_draws_an_empty_map_with_a_note():
 
 
 def test_widget_updates_in_place():
-    chart = LayoutChart(tslab.check(design("gemm_sm90")))
+    chart = LayoutChart(tslab.check(design("gemm_sm90", **ALIASED)))
     assert isinstance(chart.figure, go.FigureWidget) and chart._what_if_box.layout.display is None
     assert "without aliasing 163,920 B" in chart._summary.value
     chart.update(tslab.check(design("tma_copy", stages=12)))

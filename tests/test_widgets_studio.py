@@ -3,6 +3,7 @@ import time
 
 import tslab
 from tslab.kernels import design
+from tslab.kernels.gemm_sm90 import ALIASED
 from tslab.widgets import Studio
 from tslab.widgets.badge import badge_html
 from tslab.widgets.history import describe_change
@@ -55,13 +56,13 @@ def test_unsafe_verdict_shows_the_counterexample_and_a_swimlane():
 
 
 def test_gemm_studio_schedule_edit_then_undo():
-    studio = Studio(design("gemm_sm90"), debounce=0.01)
+    studio = Studio(design("gemm_sm90", **ALIASED), debounce=0.01)
     studio.schedule_editor.delete("MmaTask", 2)
     studio.wait(10)
     assert studio.verdict.status != "SAFE"
     studio.schedule_editor.undo()
     studio.wait(10)
-    assert studio.verdict.status == "SAFE" and studio.design == design("gemm_sm90")
+    assert studio.verdict.status == "SAFE" and studio.design == design("gemm_sm90", **ALIASED)
 
 
 def test_rechecker_drops_stale_results_and_reports_progress():

@@ -29,7 +29,11 @@ def _edits_label(r: dict[str, Any]) -> str:
 
 
 class BenchResult:
-    """One row per kernel and size: median and p10/p90 of the repeats, GB/s, the ratio to torch."""
+    """One row per kernel and size: median and p10/p90 of the repeats, GB/s, the ratio to torch.
+
+    GEMM rows also carry ``tflops``, ``torch_tflops`` (``torch.mm`` in the same worker) and ``pct_peak`` (of the
+    H200's dense fp16/bf16 peak); their ``ratio`` is torch.mm's time over the kernel's.
+    """
 
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         self.raw = rows
@@ -63,6 +67,12 @@ class BenchResult:
         if r["torch_us"]:
             t = statistics.median(r["torch_us"])
             row.update(torch_us=t, torch_gbps=r["bytes"] / t / 1e3, ratio=t / med)
+        if r.get("flops"):  # a GEMM: rates in TFLOP/s, against torch.mm and the H200's dense peak
+            from .gemm_jobs import H200_DENSE_PEAK_TFLOPS
+
+            row.update(tflops=r["flops"] / med / 1e6, pct_peak=100 * r["flops"] / med / 1e6 / H200_DENSE_PEAK_TFLOPS)
+            if r["torch_us"]:
+                row["torch_tflops"] = r["flops"] / statistics.median(r["torch_us"]) / 1e6
         return row
 
     @classmethod
@@ -78,7 +88,8 @@ class BenchResult:
         return len(self.table)
 
     def __repr__(self) -> str:
-        cols = ["kernel", "shape", "params", "median_us", "p10_us", "p90_us", "gbps", "torch_gbps", "ratio"]
+        cols = ["kernel", "shape", "params", "median_us", "p10_us", "p90_us", "gbps", "torch_gbps", "tflops",
+                "torch_tflops", "pct_peak", "ratio"]
         return self.table[[c for c in cols if c in self.table]].to_string(index=False, float_format="%.3f")
 
     def _repr_html_(self) -> str:

@@ -37,6 +37,13 @@ def export(
     ``sms`` sizes the persistent grid baked into the kernel (default: the arch's usual count).
     """
     require_arch(arch, f"export of '{getattr(design, 'kernel', design)}'")
+    if getattr(design, "kernel", None) == "gemm_sm90":
+        from .errors import UnsupportedKernelError
+
+        raise UnsupportedKernelError(
+            "design 'gemm_sm90': an exported package wraps a copy's run(src, dst) for one shape; the GEMM "
+            "package (run(a, b, c) for any shape) is not built yet; use tslab.gpu.compile(...).run() or bench()"
+        )
     out = Path(path)
     name = out.name
     if not name.isidentifier() or keyword.iskeyword(name):

@@ -26,7 +26,7 @@ def compile_target(t: Target, sms: int, options: str) -> Any:
     from cutlass import cute
 
     with t.edits_applied():
-        return cute.compile(t.module.launch, *fake_args(t), *t.launch_constants(sms), options=options)
+        return cute.compile(t.module.launch, *_fake(t), *t.launch_constants(sms), options=options)
 
 
 @contextlib.contextmanager
@@ -79,6 +79,11 @@ def fake_args(target: Target) -> tuple:
         return make_fake_compact_tensor(dtype, target.shape, stride_order=order, assumed_align=16)
 
     return make(), make(), make_fake_stream()
+
+
+def _fake(t: Target) -> tuple:
+    """Compile-only arguments: the kernel module's own where it has them (GEMM: a, b, c, stream)."""
+    return t.module.fake_args(t.shape, t.dtype) if hasattr(t.module, "fake_args") else fake_args(t)
 
 
 def _options(arch: str, keep: bool) -> str:
@@ -203,6 +208,8 @@ def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None)
 
     _sms()
     t = _target(target)
+    if t.kernel == "gemm_sm90":
+        return _gemm_run(t, seed)
     src = _random(t.shape, t.dtype, seed)
     dst = torch.empty_like(src)
     _poison(dst)
@@ -312,6 +319,9 @@ def bench_job(
     rows = []
     for i, data in enumerate(targets):
         t = _target(data)
+        if t.kernel == "gemm_sm90":
+            rows.append(_gemm_time(t, repeats=repeats, iterations=iterations, warmup=warmup, baseline=baseline))
+            continue
         # CUDA graphs capture only on a stream other than the legacy default one.
         side = torch.cuda.stream(torch.cuda.Stream()) if use_cuda_graphs else contextlib.nullcontext()
         with side:
@@ -354,3 +364,19 @@ def preload_runtime() -> None:
     for path in find_runtime_libraries(enable_tvm_ffi=False):
         if os.path.exists(path):
             ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+
+def _gemm_run(t: Target, seed: int) -> dict[str, Any]:
+    from . import gemm_jobs
+    from .device import device
+
+    info = device()
+    return gemm_jobs.run(t, seed=seed, sms=info.sm_count, arch=info.arch, stream=_stream())
+
+
+def _gemm_time(t: Target, **kwargs: Any) -> dict[str, Any]:
+    from . import gemm_jobs
+    from .device import device
+
+    info = device()
+    return gemm_jobs.time_target(t, sms=info.sm_count, arch=info.arch, stream=_stream(), **kwargs)

@@ -17,7 +17,7 @@ from typing import Any
 
 from .errors import UnsupportedArchError, UnsupportedKernelError
 
-GPU_KERNELS = ("grid_stride_copy", "tma_copy", "demo_deadlock")
+GPU_KERNELS = ("grid_stride_copy", "tma_copy", "gemm_sm90", "demo_deadlock")
 #: Archs the GPU kernels compile for: TS needs Hopper or newer (TMA, transaction barriers).
 ARCHS = ("sm_90a", "sm_90", "sm_100a", "sm_103a", "sm_120a")
 DTYPES = ("float16", "bfloat16", "float32", "int16", "int32", "int8", "uint8")
@@ -100,12 +100,6 @@ def _itemsize(dtype: str) -> int:
 
 def require_gpu_kernel(kernel: str) -> None:
     """Raise :class:`UnsupportedKernelError` unless catalog kernel ``kernel`` has a GPU kernel."""
-    if kernel == "gemm_sm90":
-        raise UnsupportedKernelError(
-            "design 'gemm_sm90': warpgroup-MMA work methods arrive with a later GPU issue; "
-            "compile 'tma_copy' or 'grid_stride_copy' for now, or check the GEMM design on the CPU "
-            "with tslab.check()"
-        )
     if kernel not in GPU_KERNELS:
         raise UnsupportedKernelError(
             f"design '{kernel}': has no GPU kernel; it is a CPU-only design (tslab.check() it). "
@@ -132,6 +126,9 @@ def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None
     module = kernel_module(kernel)
     family = getattr(module, "BASE", kernel)  # a teaching variant compiles its base kernel, edited
     shape = tuple(int(s) for s in (shape or module.DEFAULT_SHAPE))
+    if kernel == "gemm_sm90":
+        dtype = dtype or module.TORCH_DTYPES[design.params["dtype"]]
+        gemm_problem(design.params, shape, dtype)
     dtype = dtype or module.DEFAULT_DTYPE
     if dtype not in DTYPES:
         raise UnsupportedKernelError(
@@ -181,3 +178,22 @@ def launch_options(kernel: str, defaults: dict[str, Any], given: dict[str, Any] 
             raise UnsupportedKernelError(f"kernel '{kernel}' launch option '{key}': {value!r} must be an int >= 1")
         out[key] = value
     return out
+
+
+def gemm_problem(params: dict[str, Any], shape: tuple[int, ...], dtype: str) -> None:
+    """Refuse GEMM problems the kernel cannot take, naming the constraint."""
+    if len(shape) != 3 or min(shape) < 1:
+        raise UnsupportedKernelError(f"design 'gemm_sm90': shape={shape}; a GEMM takes (M, N, K), each >= 1")
+    want = {"fp16": "float16", "bf16": "bfloat16"}[params["dtype"]]
+    if dtype != want:
+        raise UnsupportedKernelError(f"design 'gemm_sm90': dtype={dtype!r} but the design's dtype is "
+                                     f"{params['dtype']!r}; pass dtype={want!r} or change the design's dtype")
+    if shape[0] == 1:
+        raise UnsupportedKernelError("design 'gemm_sm90': M=1; the kernel's static TMA layouts need M >= 2 "
+                                     "(a 1-row A faults on the GPU); use a matrix-vector product or pad M to 2")
+    if shape[2] % 8:
+        raise UnsupportedKernelError(f"design 'gemm_sm90': K={shape[2]}; K must be a multiple of 8 (TMA needs "
+                                     "16-byte row strides); pad K with zeros")
+    if shape[1] % 8:
+        raise UnsupportedKernelError(f"design 'gemm_sm90': N={shape[1]}; N must be a multiple of 8 (C's rows are "
+                                     "stored by TMA, which needs 16-byte row strides); pad N")
