@@ -299,6 +299,7 @@ def load_captured(data: dict[str, Any]) -> Any:
     args = tuple(arg_from_spec(a) for a in src.get("args", []))
     kwargs = {k: arg_from_spec(v) for k, v in (src.get("kwargs") or {}).items()}
     index = int(src.get("index", 0))
+    kwargs.update(frontend=_frontend(src.get("frontend"), where), options=src.get("options", ""))
     if "file" in src:
         path = Path(src["file"]).expanduser()
         if not path.is_file():
@@ -326,6 +327,19 @@ def load_captured(data: dict[str, Any]) -> Any:
     if data.get("alias_groups") is not None:
         design = design.with_alias_groups(data["alias_groups"])
     return design
+
+
+def _frontend(name: str | None, where: str) -> Any:
+    """The DSL frontend a design was captured with (``cute.FrontendNext``), from its saved name."""
+    if name is None:
+        return None
+    from cutlass import cute
+
+    frontend = getattr(cute, name, None)
+    if frontend is None:
+        raise DesignError("input", f"{where} frontend '{name}'", "is not a frontend of this CuTe DSL version",
+                          "capture the kernel again with the frontend its authors compile it with")
+    return frontend
 
 
 def _import_callable(text: str, where: str) -> Callable[..., Any]:
