@@ -123,7 +123,7 @@ def capture_all(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", t
     _check_arch(arch)
     label = name or getattr(host_fn, "__qualname__", None) or getattr(host_fn, "__name__", "kernel")
     call = compile_call(host_fn, args, kwargs, arch, frontend=frontend, options=options)
-    result = _traced(call, label, arch, timeout, _edits, hint=_frontend_hint(frontend, options))
+    result = _traced(call, label, arch, timeout, _edits, hint=_frontend_hint(frontend, options), options=options)
     if _retrace:
         return result
     file, text, function = _file if _file is not None else (None, None, "")
@@ -154,11 +154,11 @@ def capture_call(fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeo
 
 
 def _traced(call: Callable[[], Any], label: str, arch: str, timeout: float, edits: Edits | None,
-            hint: str) -> CaptureResult:
+            hint: str, options: str = "") -> CaptureResult:
     with tempfile.TemporaryDirectory(prefix="tslab-trace-") as spill:
         outcome = run_in_child(lambda: record_trace(call, spill, edits), timeout=timeout)
         spilled = read_spill(spill)
-    return _result(outcome, spilled, label, arch, hint)
+    return _result(outcome, spilled, label, arch, hint, options)
 
 
 def _frontend_hint(frontend: Any, options: str) -> str:
@@ -234,7 +234,7 @@ def _check_arch(arch: str) -> None:
 
 
 def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str,
-            hint: str = "") -> CaptureResult:
+            hint: str = "", options: str = "") -> CaptureResult:
     error = outcome.error or (outcome.value or {}).get("error")
     ts_failed = any("ts_error" in e for e in entries)
     if outcome.crashed or (error is not None and not ts_failed):
@@ -243,7 +243,7 @@ def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, ar
         except TslabError:
             partial = None
         failure = crash_error(outcome, entries, label, arch) if outcome.crashed else \
-            trace_error(error, entries, label, arch, outcome.stderr, hint)
+            trace_error(error, entries, label, arch, outcome.stderr, hint, options)
         raise CaptureError(str(failure), partial)
     if not entries:
         raise CaptureError(f"capture of '{label}': no TaskManager was built during the trace; capture opens "
