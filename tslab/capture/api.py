@@ -18,7 +18,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from . import snapshot as _snapshot
 from .errors import crash_error, trace_error, user_frame
 from .recorder import compile_call, read_spill, record_trace
 from .source import KernelSource, remember
-from .ts_report import SECTIONS, sections
+from .ts_report import SECTIONS, checker_outcome, sections, warned_checks
 from .worker import ChildOutcome, error_record, run_in_child
 
 
@@ -53,15 +53,29 @@ class CapturedManager:
     traced_values: list[str]
     ts_error: str | None = None
     traced: Design | None = None  # the objects this trace built, as they are (``design`` re-traces on edits)
+    ts_warnings: list[str] = field(default_factory=list)  # what TS warned while building it
+
+    @property
+    def silent(self) -> bool:
+        """TS printed no checker result during the trace (the kernel built its TaskManager ``verbose=False``)."""
+        return not sections(self.report)["checker"]
 
     def agreement(self, verdict: Verdict | None = None) -> dict[str, bool]:
         """Per section TS printed during the trace (schedule, smem, checker): does a re-check print the same?
 
-        Empty when the kernel's TaskManager printed nothing (``verbose=False``).
+        A TaskManager built ``verbose=False`` prints nothing; TS's warnings then stand for what it found: with
+        ``skip_validation=True``, "warned checks" compares the checks that failed in the trace and in the
+        re-check, and "checker outcome" what the exhaustive checker concluded (also from a state-limit warning).
         """
         verdict = verdict if verdict is not None else check(self.design)
         ours, traced = sections(verdict.report), sections(self.report)
-        return {name: ours[name] == traced[name] for name in SECTIONS if traced[name]}
+        out = {name: ours[name] == traced[name] for name in SECTIONS if traced[name]}
+        if self.silent and self.ts_error is None:
+            if self.options.get("skip_validation"):
+                out["warned checks"] = warned_checks(self.ts_warnings) == verdict.failed_checks
+            if self.options.get("exhaustive_deadlock_race_check", True):
+                out["checker outcome"] = checker_outcome(self.ts_warnings) == verdict.checker.verdict
+        return out
 
 
 @dataclass
@@ -91,6 +105,12 @@ class CaptureResult:
         lines = [f"captured for {self.arch}: {len(self.managers)} TaskManager(s)"]
         for m in self.managers:
             rejected = f"; TS rejected it: {m.ts_error.splitlines()[0]}" if m.ts_error else ""
+            if m.silent and not m.ts_error:
+                rejected = "; TS printed no result (verbose=False)"
+                if m.options.get("skip_validation"):
+                    rejected += f"; checks that failed: {', '.join(warned_checks(m.ts_warnings)) or 'none'}"
+                if m.options.get("exhaustive_deadlock_race_check", True):
+                    rejected += f"; exhaustive checker: {checker_outcome(m.ts_warnings)}"
             lines.append(f"  {m.design.kernel}: tasks {', '.join(m.design.tasks())}{rejected}")
         return "\n".join(lines)
 
@@ -269,7 +289,7 @@ def _build(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arc
                                    assume_pdl_wait_completed=bundle["assume_pdl_wait_completed"],
                                    name=design_name)
         managers.append(CapturedManager(design, report, entry["options"], entry.get("traced_values", []),
-                                        entry.get("ts_error")))
+                                        entry.get("ts_error"), ts_warnings=entry.get("ts_warnings", [])))
     return CaptureResult(managers, outcome.stdout, arch, stderr=outcome.stderr)
 
 
