@@ -57,8 +57,8 @@ class CapturedManager:
 
     @property
     def silent(self) -> bool:
-        """TS printed no checker result during the trace (the kernel built its TaskManager ``verbose=False``)."""
-        return not sections(self.report)["checker"]
+        """TS printed none of its analysis during the trace (the kernel built its TaskManager ``verbose=False``)."""
+        return not any(sections(self.report).values())
 
     def agreement(self, verdict: Verdict | None = None) -> dict[str, bool]:
         """Per section TS printed during the trace (schedule, smem, checker): does a re-check print the same?

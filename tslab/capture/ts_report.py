@@ -13,7 +13,7 @@ import re
 SECTIONS = ("schedule", "smem", "checker")
 _SCHEDULE = re.compile(r"^=+\n\n\|.*?^=*> End Full \(Head \+ Loop \+ Tail\) <=*$", re.M | re.S)
 _SMEM = re.compile(r"^\[smem-layout\] SMEM Usage Report\n(?:  .*\n?)*", re.M)
-_CHECKER = re.compile(r"^BFS complete: .*$\n^Result: .*$", re.M)
+_CHECKER = re.compile(r"^BFS complete: .*$\n(?:^WARNING: .*$\n)*^Result: .*$", re.M)
 
 
 def sections(text: str) -> dict[str, str]:
