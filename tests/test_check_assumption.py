@@ -26,6 +26,7 @@ def test_the_issue_quotes_the_assumption_and_a_fitting_hint(verdict):
     assert "may be a FALSE POSITIVE (domain defaults to 1)" in issue.message
     assert "DrainTask blocked on stripRing.ConsumerWait" in issue.message
     assert "compile-time int" in issue.hint
+    assert "validate-only mode" in issue.hint and "tslab.capture_call(builder)" in issue.hint
     assert "more stages" not in issue.hint
 
 

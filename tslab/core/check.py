@@ -107,8 +107,9 @@ def under_assumption(errors: list[Issue], tasks: list[Any]) -> list[Issue]:
     note = (f"TS assumed one loop trip for {', '.join(assumed)}: \"if the domain is not a compile-time Python int, "
             "this may be a FALSE POSITIVE (domain defaults to 1)\"")
     hint = ("check the schedule with a real trip count: capture the kernel with the loop bound as a compile-time "
-            "int (a cutlass.Constexpr argument or a module constant), or fix the blocked step if it blocks for "
-            "any trip count")
+            "int (a cutlass.Constexpr argument or a module constant), or open the kernel's TaskManager built "
+            "outside the trace with an int bound (TS's validate-only mode) with tslab.capture_call(builder); or "
+            "fix the blocked step if it blocks for any trip count")
     return [Issue("blocked-assumed", e.where, f"{e.message}; {note}", hint) if e.kind == "deadlock" else e
             for e in errors]
 
