@@ -62,11 +62,16 @@ def arg_spec(value: Any) -> Any:
         return value
     name = type(value).__name__
     if name == "_FakeTensor":
-        return {"tensor": str(value.element_type.__name__), "shape": list(value.shape),
-                "stride": list(value.stride)}
+        return {"tensor": str(value.element_type.__name__), "shape": [_plain_extent(d) for d in value.shape],
+                "stride": [_plain_extent(s) for s in value.stride]}
     if name == "FakeStream" or "Stream" in name:
         return {"stream": True}
     return {"object": " ".join(repr(value).split())[:200]}
+
+
+def _plain_extent(value: Any) -> int | None:
+    """A size or stride as JSON: an int, or None for a runtime value (re-created as a fresh one)."""
+    return value if isinstance(value, int) else None
 
 
 def arg_from_spec(spec: Any) -> Any:
