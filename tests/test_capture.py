@@ -120,6 +120,12 @@ def test_a_design_saved_from_a_file_reopens_with_its_frontend_and_options():
     assert tslab.check(reopened).ok
 
 
+def test_a_kernel_object_is_named_by_its_class():
+    design = tslab.capture(stride_copy.StrideCopy(), f16(2048), f16(2048))
+    assert design.kernel == "StrideCopy"
+    assert tslab.check(design).ok
+
+
 def test_capture_returns_the_first_design():
     design = tslab.capture(stride_copy.stride_copy, f16(2048), f16(2048))
     assert design.tasks() == ["CopyTask"]

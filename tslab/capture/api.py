@@ -141,7 +141,7 @@ def capture_all(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", t
     if not callable(host_fn):
         raise TslabError(f"capture: host_fn={host_fn!r} is not callable; pass the @cute.jit host function")
     _check_arch(arch)
-    label = name or getattr(host_fn, "__qualname__", None) or getattr(host_fn, "__name__", "kernel")
+    label = name or _label(host_fn)
     call = compile_call(host_fn, args, kwargs, arch, frontend=frontend, options=options)
     result = _traced(call, label, arch, timeout, _edits, hint=_frontend_hint(frontend, options), options=options)
     if _retrace:
@@ -164,13 +164,18 @@ def capture_call(fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeo
     if not callable(fn):
         raise TslabError(f"capture_call: fn={fn!r} is not callable; pass the function that compiles the kernel")
     _check_arch(arch)
-    label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "call")
+    label = name or _label(fn)
 
     def call() -> Any:
         os.environ["CUTE_DSL_ARCH"] = arch
         return fn(*args, **kwargs)
 
     return _traced(call, label, arch, timeout, None, hint="")
+
+
+def _label(fn: Any) -> str:
+    """A function's name, or the class name of a kernel object whose ``__call__`` is the host function."""
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__qualname__
 
 
 def _traced(call: Callable[[], Any], label: str, arch: str, timeout: float, edits: Edits | None,
