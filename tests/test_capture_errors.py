@@ -4,6 +4,7 @@ import importlib.util
 import os
 from pathlib import Path
 
+import cutlass
 import pytest
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 from fixtures import broken, ring_copy
@@ -104,6 +105,17 @@ def test_an_option_the_installation_cannot_serve_names_the_option_not_the_kernel
     assert "CONFIG_MISSING_TVM_FFI" in message and "apache-tvm-ffi" in message
     assert "tslab" + os.sep + "capture" not in message  # the DSL's message points into tslab's worker: not shown
     assert info.value.result.design.tasks() == ["FillTask", "DrainTask", "IdleTask"]
+
+
+def test_a_runtime_size_given_as_a_constant_is_named_as_such():
+    with pytest.raises(CaptureError) as info:
+        tslab.capture(broken.runtime_rows_expected, f16(4, 128), cutlass.Int32(3))
+    message = str(info.value)
+    assert "broken.py" in message and "__new_from_mlir_values__" in message
+    assert "expects at run time, but this capture made it the constant 4" in message
+    assert "as None in the fake tensors' shapes" in message
+    with pytest.raises(CaptureError, match="no TaskManager was built"):  # the trace itself now passes
+        tslab.capture(broken.runtime_rows_expected, fake.tensor("f16", (None, 128)), cutlass.Int32(3))
 
 
 def test_nothing_is_left_patched():

@@ -94,6 +94,10 @@ def library_api(message: str) -> str | None:
     return None
 
 
+#: The DSL rebuilding a value it carried (a kernel argument, a loop variable) where the trace had a constant.
+_CONSTANT_CARRIED = re.compile(r"(\S+) expects 0 values, but got")
+
+
 def _dsl_version() -> str:
     try:
         return version("nvidia-cutlass-dsl")
@@ -123,6 +127,13 @@ def trace_error(error: dict[str, Any], entries: list[dict[str, Any]], label: str
         return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; the kernel uses "
                           f"{api} in a way nvidia-cutlass-dsl {_dsl_version()} does not accept: it was written for "
                           f"another CuTe DSL version; capture it with the version its authors use{_built(entries)}")
+    constant = _CONSTANT_CARRIED.search(error["message"]) if error["type"] == "AssertionError" else None
+    if constant is not None:
+        return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; the kernel carries a "
+                          f"value it expects at run time, but this capture made it the constant {constant.group(1)}: "
+                          "give the sizes its authors leave to run time (a batch, a page count) as None in the fake "
+                          "tensors' shapes (or one tslab.fake.extent() shared between modes), and runtime scalars "
+                          f"as cutlass.Int32(...), not Python ints{_built(entries)}")
     if frontend_hint and any(code in error["message"] for code in FRONTEND_CODES):
         return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; this is what a kernel "
                           f"written for another DSL frontend raises: {frontend_hint}{_built(entries)}")
