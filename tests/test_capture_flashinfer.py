@@ -9,6 +9,9 @@ the frontend and options FlashInfer passes (less ``--enable-tvm-ffi``, which nee
 and changes only how Python calls the compiled kernel). FlashInfer builds these TaskManagers with
 ``skip_validation=True, verbose=False`` when the K/V tile count is a runtime value, so TS prints nothing during
 the trace and reports through warnings: tslab's re-check must agree with those.
+
+Measured against FlashInfer fb28d72 (2026-08-22), whose decode kernels call TS methods with arguments that
+nvidia-cutlass-dsl 4.8.1 lacks: their traces stop after the TaskManager is built, which is what a capture needs.
 """
 
 import os
@@ -169,6 +172,16 @@ def context_args(batch=1, seq=1024, heads=8):
             fake.tensor("f32", (1,), align=4), fake.stream(), 148)
 
 
+def capture_or_built(path, function, args, **kwargs):
+    """The capture, or what was built before a trace that stopped on a call the installed DSL version lacks."""
+    try:
+        return capture_file_all(path, function, *args, arch=ARCH, timeout=1200, **kwargs)
+    except CaptureError as exc:
+        assert "written for another CuTe DSL version" in str(exc), str(exc)
+        assert exc.result is not None
+        return exc.result
+
+
 def assert_agrees(manager):
     verdict = tslab.check(manager.design)
     agreement = manager.agreement(verdict)
@@ -248,13 +261,8 @@ def decode_file(tmp_path_factory):
     return path
 
 
-def test_paged_decode_was_written_for_a_later_dsl_and_its_task_manager_still_checks(decode_file):
-    with pytest.raises(CaptureError) as info:
-        capture_file_all(decode_file, "paged_decode", *decode_args(), arch=ARCH, options=OPTIONS, timeout=1200)
-    message = str(info.value)
-    assert "fmha_decode_tasks.py" in message and "written for another CuTe DSL version" in message
-    assert "Task._run_task_body_impl" in message
-    manager = info.value.result.managers[0]
+def test_paged_decode_task_manager_rechecks_as_ts_found_it(decode_file):
+    manager = capture_or_built(decode_file, "paged_decode", decode_args(), options=OPTIONS).managers[0]
     assert manager.design.tasks() == ["PageTableTask", "LoadTask", "Softmax0Task", "Softmax1Task",
                                       "CorrectionTask", "MmaTask", "PaddingTask"]
     assert manager.silent
@@ -270,15 +278,11 @@ def mla_file(tmp_path_factory):
     return path
 
 
-def test_mla_decode_was_written_for_a_later_dsl_and_its_task_manager_still_checks(mla_file):
+def test_mla_decode_task_manager_rechecks_as_ts_found_it(mla_file):
     import cutlass.cute as cute
 
-    with pytest.raises(CaptureError) as info:
-        capture_file_all(mla_file, "mla_decode", *mla_args(), arch=ARCH, frontend=cute.FrontendNext,
-                         options="--opt-level 2", timeout=1200)
-    message = str(info.value)
-    assert "throughput_2cta" in message and "written for another CuTe DSL version" in message
-    manager = info.value.result.managers[0]
+    result = capture_or_built(mla_file, "mla_decode", mla_args(), frontend=cute.FrontendNext, options="--opt-level 2")
+    manager = result.managers[0]
     assert manager.design.tasks() == ["LoadTmaTask", "MmaTask", "SoftmaxTask", "CorrectionTask", "PaddingTask"]
     verdict = assert_agrees(manager)
     assert verdict.ok and verdict.checker.states_explored > 100_000
