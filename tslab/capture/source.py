@@ -62,11 +62,16 @@ def arg_spec(value: Any) -> Any:
         return value
     name = type(value).__name__
     if name == "_FakeTensor":
-        return {"tensor": str(value.element_type.__name__), "shape": list(value.shape),
-                "stride": list(value.stride)}
+        return {"tensor": str(value.element_type.__name__), "shape": [_plain_extent(d) for d in value.shape],
+                "stride": [_plain_extent(s) for s in value.stride]}
     if name == "FakeStream" or "Stream" in name:
         return {"stream": True}
     return {"object": " ".join(repr(value).split())[:200]}
+
+
+def _plain_extent(value: Any) -> int | None:
+    """A size or stride as JSON: an int, or None for a runtime value (re-created as a fresh one)."""
+    return value if isinstance(value, int) else None
 
 
 def arg_from_spec(spec: Any) -> Any:
@@ -312,6 +317,7 @@ def load_captured(data: dict[str, Any]) -> Any:
     args = tuple(arg_from_spec(a) for a in src.get("args", []))
     kwargs = {k: arg_from_spec(v) for k, v in (src.get("kwargs") or {}).items()}
     index = int(src.get("index", 0))
+    kwargs.update(frontend=_frontend(src.get("frontend"), where), options=src.get("options", ""))
     if "file" in src:
         path = Path(src["file"]).expanduser()
         if not path.is_file():
@@ -339,6 +345,19 @@ def load_captured(data: dict[str, Any]) -> Any:
     if data.get("alias_groups") is not None:
         design = design.with_alias_groups(data["alias_groups"])
     return design
+
+
+def _frontend(name: str | None, where: str) -> Any:
+    """The DSL frontend a design was captured with (``cute.FrontendNext``), from its saved name."""
+    if name is None:
+        return None
+    from cutlass import cute
+
+    frontend = getattr(cute, name, None)
+    if frontend is None:
+        raise DesignError("input", f"{where} frontend '{name}'", "is not a frontend of this CuTe DSL version",
+                          "capture the kernel again with the frontend its authors compile it with")
+    return frontend
 
 
 def _import_callable(text: str, where: str) -> Callable[..., Any]:

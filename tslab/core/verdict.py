@@ -31,6 +31,7 @@ class Verdict:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     trace: Any = None
+    failed_checks: list[str] = field(default_factory=list)  # TS's TaskManager checks that failed, by method name
 
     @property
     def ok(self) -> bool:
