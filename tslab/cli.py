@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("export", help="compile a design and write it as an importable Python package")
     add_export_arguments(exp)
     exp.set_defaults(func=export_command)
+    from .sweep.cli import add_parser as add_sweep_parser
+
+    add_sweep_parser(sub)
     lab = sub.add_parser("lab", help="open the tutorials in JupyterLab")
     lab.add_argument("--dir", help="folder of notebooks (default: the repository's notebooks/)")
     lab.add_argument("extra", nargs=argparse.REMAINDER, help="arguments passed on to jupyter lab")

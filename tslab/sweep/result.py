@@ -15,6 +15,8 @@ from .errors import SweepError
 FIGURES: tuple[str, ...] = ("status", "reason", "error_kind", "error", "verdict", "smem_bytes", "tmem_cols",
                             "states", "check_s", "registers", "spills", "compile_s", "device", "median_us",
                             "p10_us", "p90_us", "gbps", "tflops", "ratio")
+#: Columns that count something (integers, missing where a stage did not run).
+COUNTS: tuple[str, ...] = ("smem_bytes", "tmem_cols", "states", "registers", "spills")
 #: Metrics where lower is better (``best`` and ``pareto`` minimise these, maximise the rest).
 LOWER_IS_BETTER: frozenset[str] = frozenset({"median_us", "p10_us", "p90_us", "smem_bytes", "tmem_cols",
                                              "registers", "spills", "compile_s", "check_s", "states"})
@@ -34,6 +36,9 @@ class SweepResult:
         self.seconds = seconds
         columns = list(dict.fromkeys([*names, *FIGURES, *(k for r in rows for k in r)]))
         table = pd.DataFrame(rows, columns=columns)
+        for column in COUNTS:
+            if column in table:
+                table[column] = table[column].astype("Int64")  # counts stay integers beside missing values
         self.table = table[[c for c in columns if c in names or c == "status" or table[c].notna().any()]]
 
     @property
