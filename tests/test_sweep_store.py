@@ -9,7 +9,7 @@ import signal
 import pytest
 
 import tslab
-from tslab.sweep import StoreCorruptError, StoreMismatchError, SweepInterrupted
+from tslab.sweep import StoreCorruptError, StoreMismatchError, SweepInterrupted, SweepResult
 
 SPACE = {"stages": [2, 3, 4, 8], "tile_cols": [128, 256]}
 
@@ -30,6 +30,8 @@ def test_resume_skips_finished_points_and_survives_a_cut_line(tmp_path):
     lines = store.read_text().splitlines()
     assert len(lines) == 1 + 8 and all(json.loads(line) for line in lines)
     assert run(store).skipped == 8
+    loaded = SweepResult.load(store)
+    assert loaded.table.equals(second.table) and loaded.pruned == {"capacity": 1}
 
 
 def test_a_store_of_another_sweep_is_refused(tmp_path):

@@ -84,6 +84,19 @@ class SweepResult:
                 keep.append(i)
         return rows.loc[keep].sort_values(x)
 
+    @classmethod
+    def load(cls, path: str | Path) -> SweepResult:
+        """The points a sweep store holds (its header names the design and the measure)."""
+        from ..core.design import Design
+        from .store import read
+
+        header, records = read(path)
+        if header is None:
+            raise SweepError(f"sweep store '{path}' is empty; run a sweep with store='{path}' first")
+        names = list(dict.fromkeys(k for r in records for k in r["point"]))
+        return cls(Design.from_dict(header["design"]), names, [{**r["point"], **r["row"]} for r in records],
+                   measure=header["measure"])
+
     def to_csv(self, path: str | Path) -> None:
         self.table.to_csv(path, index=False)
 

@@ -34,6 +34,28 @@ def _validate(kind: str, record: Any, path: Path, line: int) -> None:
                                 "tslab sweep store line: fix or remove that line, or use another store file")
 
 
+def read(path: str | Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The header (None for an empty file) and the point records of a store, validated; a last line cut off
+    mid-write is left out."""
+    path = Path(path)
+    lines = path.read_text().split("\n")[:-1]  # what follows the last newline is unfinished
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise StoreCorruptError(f"sweep store '{path}' line {number}: not JSON ({exc}); remove that "
+                                    "line or use another store file") from None
+    if not records:
+        return None, []
+    _validate("header", records[0][1], path, records[0][0])
+    for number, record in records[1:]:
+        _validate("point", record, path, number)
+    return records[0][1], [r for _, r in records[1:]]
+
+
 class Store:
     """One sweep's store file: ``done`` maps each finished point's key to its record."""
 
@@ -51,30 +73,16 @@ class Store:
 
     def _read(self) -> None:
         text = self.path.read_text()
-        lines = text.split("\n")
         if not text.endswith("\n"):  # the last line was cut off mid-write: drop it, keep the rest
             self.dropped_partial = True
-            lines = lines[:-1]
             with self.path.open("r+") as fh:
                 fh.truncate(len(text) - len(text.rsplit("\n", 1)[-1]) if "\n" in text else 0)
-        records = []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise StoreCorruptError(f"sweep store '{self.path}' line {number}: not JSON ({exc}); remove that "
-                                        "line or use another store file") from None
-        if not records:
+        header, records = read(self.path)
+        if header is None:
             self.path.write_text(json.dumps(self.header, sort_keys=True) + "\n")
             return
-        number, found = records[0]
-        _validate("header", found, self.path, number)
-        self._match(found)
-        for number, record in records[1:]:
-            _validate("point", record, self.path, number)
-            self.done[record["key"]] = record
+        self._match(header)
+        self.done = {r["key"]: r for r in records}
 
     def _match(self, found: dict[str, Any]) -> None:
         for key in ("design", "measure", "arch", "machine"):
