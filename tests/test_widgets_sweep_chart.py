@@ -32,6 +32,7 @@ def test_chart_fills_in_live_and_a_click_opens_the_point_in_a_studio():
     studio = chart.open_point(5)
     assert isinstance(studio, Studio) and studio.design.params["stages"] == 8
     assert studio.verdict.status == "CAPACITY"
+    assert (chart.x, chart.y) == ("smem_bytes", "states")
     chart.set_axes(y="smem_bytes")
     assert chart.figure.layout.yaxis.title.text == "smem_bytes"
 
@@ -40,4 +41,6 @@ def test_chart_opens_a_store(tmp_path):
     store = tmp_path / "s.jsonl"
     tslab.sweep("tma_copy", SPACE, measure="check", executor="serial", store=store, quiet=True)
     chart = SweepChart(str(store))
-    assert "6 points; 5 ok; 1 pruned" in repr(chart)
+    assert repr(chart) == "SweepChart(smem_bytes vs states: 6 points; 5 ok; 1 pruned; pruned: 1 capacity)"
+    chart._y_menu.value = "tile_cols"  # the user picks an axis
+    assert chart.y == "tile_cols" and chart.figure.layout.yaxis.title.text == "tile_cols"

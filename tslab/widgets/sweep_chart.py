@@ -19,7 +19,7 @@ from ..sweep.space import apply
 
 STATUS_COLOURS = {"ok": "#1a7f37", "pruned": "#cf222e", "compile-failed": "#9a6700", "run-failed": "#8250df",
                   "bench-failed": "#6e7781"}
-#: Columns a chart may plot, in the order the axis menus list them.
+#: Figure columns a chart may plot, listed in the axis menus after the point's own columns.
 NUMERIC = ("smem_bytes", "tmem_cols", "states", "registers", "spills", "compile_s", "check_s", "median_us",
            "p10_us", "p90_us", "gbps", "tflops", "ratio")
 
@@ -69,13 +69,15 @@ class SweepChart(widgets.VBox):
             source = SweepResult(source, [], [], measure="live")
         self.result = SweepResult.load(self._path) if self._path is not None else source
         self._rows = self.result.table.to_dict("records")
+        self._auto_axes = x is None and y is None  # follow the data (registers arrive after the first compile)
         self.x, self.y = x or default_axes(self.result.table)[0], y or default_axes(self.result.table)[1]
         self.figure = go.FigureWidget(layout={"width": width, "height": 420, "margin": {"t": 30},
                                               "legend": {"title": {"text": "status"}}})
-        self._x_menu = widgets.Dropdown(description="x", options=NUMERIC, value=self.x if self.x in NUMERIC else None)
-        self._y_menu = widgets.Dropdown(description="y", options=NUMERIC, value=self.y if self.y in NUMERIC else None)
-        self._x_menu.observe(lambda c: self.set_axes(x=c["new"]), names="value")
-        self._y_menu.observe(lambda c: self.set_axes(y=c["new"]), names="value")
+        self._x_menu = widgets.Dropdown(description="x", options=(), value=None)
+        self._y_menu = widgets.Dropdown(description="y", options=(), value=None)
+        self._syncing = False  # True while redraw sets the menus (their events are not the user's choice)
+        self._x_menu.observe(lambda c: self._syncing or self.set_axes(x=c["new"]), names="value")
+        self._y_menu.observe(lambda c: self._syncing or self.set_axes(y=c["new"]), names="value")
         self._summary = widgets.HTML()
         self._pruned = widgets.HTML()
         self.studio_box = widgets.VBox()
@@ -103,10 +105,23 @@ class SweepChart(widgets.VBox):
             self.redraw()
 
     def set_axes(self, x: str | None = None, y: str | None = None) -> None:
+        """Plot ``x`` against ``y`` (the axis menus call this); the chart then keeps these axes."""
+        self._auto_axes = False
         self.x, self.y = x or self.x, y or self.y
         self.redraw()
 
     def redraw(self) -> None:
+        if self._auto_axes:
+            self.x, self.y = default_axes(self.result.table)
+        options = tuple(dict.fromkeys([*self.result.names, *NUMERIC, self.x, self.y]))
+        self._syncing = True
+        try:
+            for menu, value in ((self._x_menu, self.x), (self._y_menu, self.y)):
+                if menu.options != options:
+                    menu.options = options
+                menu.value = value
+        finally:
+            self._syncing = False
         self.data = data = chart_data(self.result, self.x, self.y)
         self._summary.value = f"<span class='tslab-sweep-summary'>{html.escape(data['summary'])}</span>"
         with self.figure.batch_update():
