@@ -4,7 +4,8 @@ local Ray cluster, measured in the same run and printed as ratios.
 Each executor runs the same space of ``tma_copy`` on the CPU (compile-only for sm_90a: no GPU needed). Pool and
 Ray times include starting their worker processes (each imports tslab and CuTe DSL); ``ray.init`` itself is
 timed apart, as a standing cluster would not pay it per sweep. Targets: pool >= 1.7x serial on compile-only with
-2 workers; Ray within 15% of the pool.
+2 workers; Ray within 15% of the pool. The machine's 1-minute load average is printed beside each row: on a
+shared machine, other processes' load caps what a second worker can gain.
 
     python benchmarks/sweep.py [--jobs 2] [--no-ray] [--out results.json]
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 import tslab
@@ -48,8 +50,9 @@ def main() -> None:
     for measure, space in (("check", CHECK_SPACE), ("compile", COMPILE_SPACE)):
         for name, executor in executors:
             rows[f"{measure} / {name}"] = row = timed(space, measure, executor)
+            row["load_avg_1min"] = round(os.getloadavg()[0], 1)
             print(f"{measure:8} {name:16} {row['points']:4} points {row['seconds']:8.1f} s "
-                  f"{row['points_per_min']:8.1f} points/min  {row['counts']}", flush=True)
+                  f"{row['points_per_min']:8.1f} points/min  {row['counts']}  load {row['load_avg_1min']}", flush=True)
     print(f"\nray.init: {ray_init_s} s (not counted above)" if ray_init_s is not None else "")
     for measure in ("check", "compile"):
         serial = rows[f"{measure} / serial"]["points_per_min"]
