@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import TslabError
 
 
@@ -18,8 +20,10 @@ class StoreCorruptError(SweepError):
 
 
 class SweepInterrupted(TslabError):
-    """The sweep stopped early (Ctrl-C, a worker crash); every finished point is kept in the store."""
+    """The sweep stopped early (Ctrl-C, a worker crash); every finished point is kept in the store, and
+    ``result`` holds them as a ``SweepResult``."""
 
-    def __init__(self, message: str, finished: int) -> None:
+    def __init__(self, message: str, finished: int, result: Any = None) -> None:
         super().__init__(message)
         self.finished = finished
+        self.result = result

@@ -18,9 +18,6 @@ from .space import Point, point_key, points, validate
 from .stages import STAGES, bench_stage, check_and_compile
 from .store import Store
 
-#: Statuses counted as failures in the progress bar.
-FAILED = frozenset({"compile-failed", "run-failed", "bench-failed"})
-
 
 class _Progress:
     """A tqdm bar (notebook or terminal) with ok/pruned/failed counts, or nothing when quiet."""
@@ -34,7 +31,7 @@ class _Progress:
             self.bar = tqdm(total=total, desc=f"sweep {label}", unit="pt", dynamic_ncols=True)
 
     def update(self, status: str) -> None:
-        key = "failed" if status in FAILED else status if status in self.counts else "failed"
+        key = status if status in ("ok", "pruned") else "failed"  # compile-, run- or bench-failed
         self.counts[key] += 1
         if self.bar is not None:
             self.bar.set_postfix(self.counts, refresh=False)
@@ -191,9 +188,7 @@ def _interrupted(exc: BaseException, partial: SweepResult, store: str | Path | N
     how = (f"every finished point is in '{store}': run the same sweep again with store='{store}' to resume "
            "(finished points are skipped)" if store is not None else
            "pass store='sweep.jsonl' to keep finished points across runs; exc.result holds what finished")
-    error = SweepInterrupted(f"sweep {cause} after {finished} points; {how}", finished)
-    error.result = partial
-    return error
+    return SweepInterrupted(f"sweep {cause} after {finished} points; {how}", finished, partial)
 
 
 __all__ = ["sweep"]
