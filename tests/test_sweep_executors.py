@@ -11,8 +11,8 @@ SPACE = {"stages": [2, 8], "tile_cols": [256]}
 SAME = ["stages", "tile_cols", "status", "reason", "smem_bytes", "states", "registers", "spills"]
 
 
-def compile_sweep(executor):
-    r = tslab.sweep("tma_copy", SPACE, measure="compile", arch="sm_90a", executor=executor, quiet=True)
+def compile_sweep(executor, store=None):
+    r = tslab.sweep("tma_copy", SPACE, measure="compile", arch="sm_90a", executor=executor, store=store, quiet=True)
     return r.table[[c for c in SAME if c in r.table]]
 
 
@@ -27,14 +27,16 @@ def test_pool_compiles_the_survivors(pool_table):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed")
-def test_ray_gives_the_pool_s_table(pool_table):
+def test_ray_gives_the_pool_s_table_and_streams_into_the_store(pool_table, tmp_path):
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    store = tmp_path / "sweep.jsonl"
     try:
-        assert compile_sweep("ray").equals(pool_table)
+        assert compile_sweep("ray", store).equals(pool_table)
     finally:
         ray.shutdown()
+    assert len(store.read_text().splitlines()) == 1 + len(pool_table)
 
 
 def test_an_unknown_executor_is_refused():
