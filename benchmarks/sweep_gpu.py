@@ -13,7 +13,7 @@ import argparse
 
 import tslab
 
-SPACE = {"stages": [2, 3, 4, 8], "tile_cols": [128, 256]}
+SPACE = {"stages": [2, 4, 8], "tile_cols": [128, 256]}
 COLUMNS = ["stages", "tile_cols", "status", "reason", "smem_bytes", "registers", "median_us", "p10_us", "p90_us",
            "gbps", "ratio", "device"]
 
