@@ -60,3 +60,23 @@ def test_budget_stops_starting_points(capsys):
     r = tslab.sweep("tma_copy", SPACE, measure="check", executor="serial", budget_s=0)
     assert len(r.table) == 0 and r.not_started == 6
     assert "6 not started (budget)" in capsys.readouterr().out
+
+
+def test_bench_stage_times_only_the_survivors_after_their_compile(monkeypatch):
+    """The orchestration of the GPU stage, on the CPU: this machine's timing is replaced, nothing of TS is."""
+    import importlib
+
+    timed = []
+
+    def fake_bench(design_json, point):
+        timed.append(point)
+        return {"device": "0: test", "status": "ok", "median_us": 10.0 * point["stages"]}
+
+    monkeypatch.setattr(importlib.import_module("tslab.gpu.compile"), "require_gpu", lambda what: None)
+    monkeypatch.setattr(importlib.import_module("tslab.sweep.run"), "bench_stage", fake_bench)
+    r = tslab.sweep("tma_copy", {"stages": [2, 16]}, arch="sm_90a", executor="serial", quiet=True)
+    assert timed == [{"stages": 2}]
+    assert r.table[["stages", "status", "median_us", "device"]].astype(object).values.tolist()[0] == [
+        2, "ok", 20.0, "0: test"]
+    assert r.table["registers"].iloc[0] > 0 and r.table["reason"].iloc[1] == "capacity"
+    assert r.best("median_us")["stages"] == 2

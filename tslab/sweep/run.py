@@ -113,7 +113,7 @@ class _Run:
 
         capacity = smem_capacity()
         for key, point in self.todo.items():
-            if budget_s is not None and time.monotonic() - self.started > budget_s:
+            if self._spent(budget_s):
                 return
             self.started_points += 1
             yield key, (self.design_json, point, self.measure, self.arch, capacity, max_states)
@@ -132,6 +132,18 @@ class _Run:
                            skipped=self.selected - len(self.todo), not_started=len(self.todo) - self.started_points,
                            seconds=time.monotonic() - self.started)
 
+    def _spent(self, budget_s: float | None) -> bool:
+        return budget_s is not None and time.monotonic() - self.started > budget_s
+
+    def _gpu_tasks(self, survivors: dict[str, Any], budget_s: float | None) -> Iterator[Task]:
+        """Timing tasks of the points that passed the CPU stages; the budget stops these too (a point left out
+        is not stored, so a re-run times it)."""
+        for number, key in enumerate(survivors):
+            if self._spent(budget_s):
+                self.started_points -= len(survivors) - number
+                return
+            yield key, (self.design_json, self.todo[key])
+
     def _stages(self, budget_s: float | None, max_states: int) -> Iterator[tuple[str, dict[str, Any]]]:
         survivors: dict[str, dict[str, Any]] = {}
         for key, row in self.executor.run(check_and_compile, self.tasks(budget_s, max_states)):
@@ -139,8 +151,7 @@ class _Run:
                 survivors[key] = row
             else:
                 yield key, row
-        gpu_tasks = ((k, (self.design_json, self.todo[k])) for k in survivors)
-        for key, row in self.executor.run(bench_stage, gpu_tasks, gpu=True):
+        for key, row in self.executor.run(bench_stage, self._gpu_tasks(survivors, budget_s), gpu=True):
             yield key, {**survivors[key], **row}
 
     def execute(self, *, budget_s: float | None, max_states: int, quiet: bool,
