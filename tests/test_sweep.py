@@ -1,5 +1,6 @@
 """tslab.sweep on the CPU: space and where, pruning by TS's checks, the result table, errors."""
 
+import pandas as pd
 import pytest
 
 import tslab
@@ -8,7 +9,7 @@ from tslab.sweep import SweepError, SweepResult
 SPACE = {"stages": [2, 4, 8], "tile_cols": [128, 256]}
 
 
-def test_where_filters_exactly_and_capacity_prunes_with_its_reason():
+def test_where_filters_exactly_and_capacity_prunes_with_its_reason(tmp_path):
     r = tslab.sweep("tma_copy", SPACE, where=lambda p: p["stages"] != 4, measure="check", executor="serial",
                     quiet=True)
     assert isinstance(r, SweepResult)
@@ -20,6 +21,10 @@ def test_where_filters_exactly_and_capacity_prunes_with_its_reason():
     assert "exceeds hardware capacity" in over["error"]
     assert r.best("smem_bytes")["stages"] == 2
     assert r.pareto("smem_bytes", "states")[["stages", "tile_cols"]].values.tolist()[0] == [2, 128]
+    r.to_parquet(tmp_path / "t.parquet")
+    r.to_csv(tmp_path / "t.csv")
+    assert pd.read_parquet(tmp_path / "t.parquet").equals(r.table)
+    assert pd.read_csv(tmp_path / "t.csv")["status"].tolist() == r.table["status"].tolist()
 
 
 def test_teaching_designs_are_pruned_with_their_reason():
