@@ -1,6 +1,11 @@
 """SweepChart: points by status, the Pareto front, the pruned table, live rows, a click opens a Studio."""
 
+import time
+
+import pytest
+
 import tslab
+from tslab.sweep import SweepError
 from tslab.widgets import Studio, SweepChart
 from tslab.widgets.sweep_chart import chart_data, default_axes
 
@@ -44,3 +49,20 @@ def test_chart_opens_a_store(tmp_path):
     assert repr(chart) == "SweepChart(smem_bytes vs states: 6 points; 5 ok; 1 pruned; pruned: 1 capacity)"
     chart._y_menu.value = "tile_cols"  # the user picks an axis
     assert chart.y == "tile_cols" and chart.figure.layout.yaxis.title.text == "tile_cols"
+
+
+def test_chart_follows_a_store_another_sweep_writes(tmp_path):
+    store = tmp_path / "s.jsonl"
+    tslab.sweep("tma_copy", {"stages": [2]}, measure="check", executor="serial", store=store, quiet=True)
+    chart = SweepChart(str(store))
+    chart.follow(every_s=0.05)
+    try:
+        tslab.sweep("tma_copy", {"stages": [2, 16]}, measure="check", executor="serial", store=store, quiet=True)
+        deadline = time.monotonic() + 10
+        while len(chart.result.table) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        chart.stop()
+    assert chart.result.table["status"].tolist() == ["ok", "pruned"]
+    with pytest.raises(SweepError, match="follow\\(\\) polls a store file"):
+        SweepChart(chart.result).follow()

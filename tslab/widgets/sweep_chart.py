@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..core.design import Design
+from ..sweep.errors import SweepError
 from ..sweep.result import FIGURES, SweepResult
 from ..sweep.space import apply
 
@@ -85,6 +87,8 @@ class SweepChart(widgets.VBox):
         self.children = [self._summary, widgets.HBox([self._x_menu, self._y_menu]), self.figure,
                          widgets.HTML("<b>pruned by TS's checks</b>"), self._pruned, self.studio_box]
         self.data: dict[str, Any] = {}
+        self._poller: threading.Thread | None = None
+        self._stopped = threading.Event()
         self.redraw()
 
     def __repr__(self) -> str:
@@ -103,6 +107,33 @@ class SweepChart(widgets.VBox):
             self.result = SweepResult.load(self._path)
             self._rows = self.result.table.to_dict("records")
             self.redraw()
+
+    def follow(self, every_s: float = 2.0) -> None:
+        """Poll the store file in the background and redraw when it grew (a sweep running elsewhere: another
+        process, the command line, a cluster); :meth:`stop` ends it."""
+        if self._path is None:
+            raise SweepError("SweepChart: follow() polls a store file; open the chart on one, e.g. "
+                             "SweepChart('sweep.jsonl'), or pass on_row=chart.add_row to the sweep")
+        self.stop()
+        self._stopped = threading.Event()
+        seen = [self._path.stat().st_size]
+
+        def poll(stopped: threading.Event = self._stopped) -> None:
+            while not stopped.wait(every_s):
+                size = self._path.stat().st_size
+                if size != seen[0]:
+                    seen[0] = size
+                    self.refresh()
+
+        self._poller = threading.Thread(target=poll, name="tslab-sweep-chart", daemon=True)
+        self._poller.start()
+
+    def stop(self) -> None:
+        """Stop following the store file."""
+        if self._poller is not None:
+            self._stopped.set()
+            self._poller.join()
+            self._poller = None
 
     def set_axes(self, x: str | None = None, y: str | None = None) -> None:
         """Plot ``x`` against ``y`` (the axis menus call this); the chart then keeps these axes."""
