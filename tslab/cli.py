@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("export", help="compile a design and write it as an importable Python package")
     add_export_arguments(exp)
     exp.set_defaults(func=export_command)
+    from .sweep.cli import add_parser as add_sweep_parser
+
+    add_sweep_parser(sub)
     lab = sub.add_parser("lab", help="open the tutorials in JupyterLab",
                          epilog="Other options (--no-browser, --port 8890, --ServerApp.token=T, ...) are passed on "
                                 "to JupyterLab; --allow-root is added when run as root.")
