@@ -1,0 +1,25 @@
+// "Check with tslab..." reads the kernel file's @cute.jit functions and writes a notebook that captures one.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkFileCells, jitFunctions, notebookJSON, standInArgs } from '../src/notebooks';
+import { ROOT } from './helpers';
+
+describe('kernel files', () => {
+  it('lists the @cute.jit functions of a kernel file, host function with tensor stand-ins', () => {
+    const source = readFileSync(join(ROOT, 'tests', 'fixtures', 'ring_copy.py'), 'utf8');
+    const host = jitFunctions(source).find(f => f.name === 'ring_copy')!;
+    expect(host.args).toBe('fake.tensor("f16", (8, 256)), fake.tensor("f16", (8, 256))');
+    expect(jitFunctions(source).map(f => f.name)).not.toContain('ring_copy_kernel');
+  });
+
+  it('leaves parameters with defaults out', () => {
+    expect(standInArgs('a: cute.Tensor, n: int, *, flag: bool = False')).toBe('fake.tensor("f16", (8, 256)), 1');
+  });
+
+  it('writes a notebook that captures and checks the function', () => {
+    const cells = checkFileCells('ring_copy.py', 'ring_copy', 'fake.tensor("f16", (8, 256))');
+    expect(cells[1]).toBe('design = tslab.capture_file("ring_copy.py", "ring_copy", fake.tensor("f16", (8, 256)))\nverdict = tslab.check(design)\nverdict');
+    expect((notebookJSON(cells) as any).metadata.kernelspec.name).toBe('python3');
+  });
+});
