@@ -33,7 +33,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       execute: async args => {
         const kernel = (args.kernel as string | undefined) ?? (await pick('New design notebook', 'kernel', catalog.map(k => [k.name, `${k.name}: ${k.summary}`])));
         if (kernel) {
-          await createNotebook(app, here(), designNotebookCells(kernel), false);
+          await createNotebook(app, here(), kernel, designNotebookCells(kernel), false);
         }
       }
     });
@@ -73,7 +73,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       execute: async args => {
         const file = (args.path as string | undefined) ?? null;
         const dir = file ? dirname(file) : here();
-        await createNotebook(app, dir, openDesignCells(file ? basename(file) : null, JSON.stringify(args.design ?? {})), false);
+        const name = file ? basename(file).replace(/\.tslab\.json$/, '') : 'design';
+        await createNotebook(app, dir, name, openDesignCells(file ? basename(file) : null, JSON.stringify(args.design ?? {})), false);
       }
     });
     app.contextMenu.addItem({ command: CommandIDs.checkFile, selector: '.jp-DirListing-item[data-file-type="python"]', rank: 20 });
@@ -118,7 +119,8 @@ async function checkFile(app: JupyterFrontEnd, path: string): Promise<void> {
   if (!result.button.accept || !result.value) {
     return;
   }
-  await createNotebook(app, dirname(path), checkFileCells(basename(path), result.value.fn, result.value.args), true);
+  const stem = basename(path).replace(/\.py$/, '');
+  await createNotebook(app, dirname(path), `check_${stem}`, checkFileCells(basename(path), result.value.fn, result.value.args), true);
 }
 
 /** The dialog body of "Check with tslab...": the host function, and the arguments to trace it with. */
@@ -165,12 +167,13 @@ async function pick(title: string, what: string, options: [string, string][]): P
   return result.button.accept ? select.value : null;
 }
 
-/** Write a notebook of `cells` in `dir`, open it, and (with `run`) run it once its kernel is ready. */
-async function createNotebook(app: JupyterFrontEnd, dir: string, cells: string[], run: boolean): Promise<void> {
+/** Write a notebook of `cells` as `dir/<stem>.ipynb` (or `<stem>-1.ipynb`, ... when taken), open it, and (with
+ * `run`) run it once its kernel is ready. */
+async function createNotebook(app: JupyterFrontEnd, dir: string, stem: string, cells: string[], run: boolean): Promise<void> {
   const contents = app.serviceManager.contents;
-  const model = await contents.newUntitled({ path: dir, type: 'notebook' });
-  await contents.save(model.path, { type: 'notebook', format: 'json', content: notebookJSON(cells) });
-  const panel = (await app.commands.execute('docmanager:open', { path: model.path, factory: 'Notebook' })) as {
+  const path = await freePath(app, dir, stem, '.ipynb');
+  await contents.save(path, { type: 'notebook', format: 'json', content: notebookJSON(cells) });
+  const panel = (await app.commands.execute('docmanager:open', { path, factory: 'Notebook' })) as {
     sessionContext?: { ready: Promise<void> };
     context?: { ready: Promise<void> };
   };
@@ -179,6 +182,17 @@ async function createNotebook(app: JupyterFrontEnd, dir: string, cells: string[]
     await panel.sessionContext?.ready;
     await app.commands.execute('notebook:run-all-cells');
   }
+}
+
+/** `dir/<stem><ext>`, or `<stem>-1<ext>`, ... when that name is taken (one listing of `dir`, no 404s). */
+async function freePath(app: JupyterFrontEnd, dir: string, stem: string, ext: string): Promise<string> {
+  const listing = await app.serviceManager.contents.get(dir, { content: true });
+  const taken = new Set((listing.content as { name: string }[]).map(f => f.name));
+  let i = 0;
+  while (taken.has(`${stem}${i ? '-' + i : ''}${ext}`)) {
+    i++;
+  }
+  return `${dir ? dir + '/' : ''}${stem}${i ? '-' + i : ''}${ext}`;
 }
 
 function basename(path: string): string {

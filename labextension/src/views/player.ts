@@ -11,6 +11,8 @@ export const STAGE_COLOURS: Record<string, string> = { Acquire: '#bf8700', Wait:
 export const WORK_COLOUR = '#0969da';
 const FAULTS = ['deadlock', 'race', 'pdl-order'];
 const PLAY_MS = 600;
+const PLAY = '\u25b6';
+const PAUSE = '\u275a\u275a';
 
 export function stageColour(stage: string): string {
   const key = Object.keys(STAGE_COLOURS).find(k => stage.endsWith(k));
@@ -63,7 +65,7 @@ export function createPlayer(trace: TracePayload): PlayerView {
   const lanes = createLanes(trace);
   const slider = h('input', { type: 'range', min: 0, max: last, value: 0, 'aria-label': 'step' }) as HTMLInputElement;
   const counter = h('span', { class: 'tslab-player-counter' });
-  const play = h('button', { class: 'tslab-play', title: 'autoplay', 'aria-label': 'play' }, '\u25b6');
+  const play = h('button', { class: 'tslab-play', title: 'autoplay', 'aria-label': 'play' }, PLAY);
   const button = (label: string, title: string, to: () => number): HTMLElement => {
     const b = h('button', { title, 'aria-label': title }, label);
     b.addEventListener('click', () => show(to()));
@@ -79,11 +81,11 @@ export function createPlayer(trace: TracePayload): PlayerView {
     h(
       'div',
       { class: 'tslab-player-controls' },
-      button('\u23ee', 'first step', () => 0),
-      button('\u25c0', 'previous step', () => index - 1),
+      button('\u00ab', 'first step', () => 0),
+      button('\u2039', 'previous step', () => index - 1),
       play,
-      button('\u25b6\u258f', 'next step', () => index + 1),
-      button('\u23ed', 'last step', () => last),
+      button('\u203a', 'next step', () => index + 1),
+      button('\u00bb', 'last step', () => last),
       slider,
       counter
     ),
@@ -116,7 +118,7 @@ export function createPlayer(trace: TracePayload): PlayerView {
       clearInterval(timer);
       timer = null;
     }
-    play.textContent = '\u25b6';
+    play.textContent = PLAY;
     play.setAttribute('aria-label', 'play');
   }
   play.addEventListener('click', () => {
@@ -127,7 +129,7 @@ export function createPlayer(trace: TracePayload): PlayerView {
     if (index === last) {
       show(0);
     }
-    play.textContent = '\u23f8';
+    play.textContent = PAUSE;
     play.setAttribute('aria-label', 'pause');
     timer = setInterval(() => show(index + 1), PLAY_MS);
   });
