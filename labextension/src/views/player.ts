@@ -55,8 +55,15 @@ export interface PlayerView {
   dispose(): void;
 }
 
+export interface PlayerOptions {
+  /** Called after the player moved to another step (a live widget tells its model). */
+  onStep?: (index: number) => void;
+  /** The step shown first. */
+  start?: number;
+}
+
 /** Build a player for `trace`; `show(i)` moves it, `dispose()` stops autoplay. */
-export function createPlayer(trace: TracePayload): PlayerView {
+export function createPlayer(trace: TracePayload, options: PlayerOptions = {}): PlayerView {
   const last = trace.steps.length - 1;
   const scale = Math.max(
     1,
@@ -112,6 +119,9 @@ export function createPlayer(trace: TracePayload): PlayerView {
     if (index === last) {
       stop();
     }
+    if (ready) {
+      options.onStep?.(index);
+    }
   }
   function stop(): void {
     if (timer !== null) {
@@ -149,7 +159,9 @@ export function createPlayer(trace: TracePayload): PlayerView {
     event.stopPropagation();
     show(Number.isFinite(delta) ? index + delta : delta < 0 ? 0 : last);
   });
-  show(0);
+  let ready = false;
+  show(options.start ?? 0);
+  ready = true;
   return {
     node,
     get index() {
