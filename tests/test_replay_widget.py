@@ -12,7 +12,8 @@ from tslab import Explorer, TslabError
 from tslab.core import mime
 from tslab.kernels import design
 from tslab.widgets import ReplayPlayer
-from tslab.widgets.trace_view import STATIC, TraceView
+from tslab.widgets.bundles import STATIC
+from tslab.widgets.trace_view import TraceView
 
 
 @pytest.fixture

@@ -56,3 +56,20 @@ describe('the widget host', () => {
     cleanup();
   });
 });
+
+describe('the swimlane widget host', () => {
+  it('draws the same swimlane as the verdict renderer and follows its model', async () => {
+    const { default: swimlane } = await import('../src/widgets/swimlane');
+    const { RenderedVerdict, MIME_TYPE: VERDICT } = await import('../src/renderers/verdict');
+    const verdict = fixture('verdict_gemm_sm90.json');
+    const saved = new RenderedVerdict({ mimeType: VERDICT } as any);
+    await saved.renderModel(mimeModel(VERDICT, verdict));
+    const model = fakeModel({ schedule: verdict.schedule });
+    const el = document.createElement('div');
+    swimlane.render({ model, el });
+    expect(el.querySelector('.tslab-swimlane')!.outerHTML).toBe(saved.node.querySelector('.tslab-swimlane')!.outerHTML);
+    model.set('schedule' as any, []);
+    model.emit('schedule');
+    expect(el.textContent).toContain('no schedule');
+  });
+});

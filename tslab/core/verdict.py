@@ -110,6 +110,10 @@ class Verdict:
                 f" checker: {html.escape(c.verdict)}, {c.states_explored:,} states"
                 + (f"<ul>{rows}</ul>" if rows else "") + "</div>")
 
+    def schedule_rows(self) -> list[dict[str, Any]]:
+        """TS's schedule table as JSON-plain rows (what the swimlane views draw)."""
+        return _records(self.schedule)
+
     def to_mime(self) -> dict[str, Any]:
         """What a saved notebook keeps for JupyterLab's verdict renderer (``mime.VERDICT``; no timings)."""
         c = self.checker
@@ -120,7 +124,7 @@ class Verdict:
                            "barrier_bytes": self.barrier_bytes, "smem_capacity": self.smem_capacity,
                            "alias_savings": self.alias_savings, "tmem_used": self.tmem_total,
                            "tmem_capacity": self.tmem_capacity},
-                "layout": _records(self.layout), "schedule": _records(self.schedule),
+                "layout": _records(self.layout), "schedule": self.schedule_rows(),
                 "checker": {"verdict": c.verdict, "states_explored": c.states_explored,
                             "hit_state_limit": c.hit_state_limit, "max_states": c.max_states, "runs": c.runs,
                             "context": c.context},

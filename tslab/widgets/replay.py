@@ -17,7 +17,8 @@ import ipywidgets as w
 from ..core.explorer import Explorer
 from ..core.trace_model import Trace
 from ..errors import TslabError
-from .trace_view import TraceView, plain
+from .bundles import plain
+from .trace_view import TraceView
 
 _FAULT_COLOUR = "#cf222e"
 

@@ -8,37 +8,21 @@ autoplay move ``index``; setting ``index`` from Python moves the view).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
-STATIC = Path(__file__).parent / "static"
-_UNBUILT = """export default { render({ el }) {
-  el.textContent = "tslab's widget front end is not built: cd labextension && npm ci && npm run build:prod";
-} };"""
-
-
-def _bundle(name: str, missing: str) -> Path | str:
-    """A built front-end file, or ``missing`` in a source checkout that has not built it (the model still works)."""
-    path = STATIC / name
-    return path if path.is_file() else missing
+from .bundles import bundle, plain
 
 
 class TraceView(anywidget.AnyWidget):
     """A trace (``Trace.to_dict()``) and the step shown; the front end draws and steps it."""
 
-    _esm = _bundle("player.js", _UNBUILT)
-    _css = _bundle("tslab.css", "")
+    _esm = bundle("player.js")
+    _css = bundle("tslab.css", "")
     trace = traitlets.Dict().tag(sync=True)
     index = traitlets.Int(0).tag(sync=True)
 
     def __init__(self, trace: dict[str, Any], **kwargs: Any) -> None:
         super().__init__(trace=plain(trace), **kwargs)
-
-
-def plain(data: dict[str, Any]) -> dict[str, Any]:
-    """JSON-plain data (tuples -> lists), as the front end receives it."""
-    return json.loads(json.dumps(data))
