@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkFileCells, jitFunctions, notebookJSON, standInArgs } from '../src/notebooks';
+import { checkFileCells, designNotebookCells, jitFunctions, notebookJSON, openDesignCells, standInArgs } from '../src/notebooks';
 import { ROOT } from './helpers';
 
 describe('kernel files', () => {
@@ -21,5 +21,13 @@ describe('kernel files', () => {
     const cells = checkFileCells('ring_copy.py', 'ring_copy', 'fake.tensor("f16", (8, 256))');
     expect(cells[1]).toBe('design = tslab.capture_file("ring_copy.py", "ring_copy", fake.tensor("f16", (8, 256)))\nverdict = tslab.check(design)\nverdict');
     expect((notebookJSON(cells) as any).metadata.kernelspec.name).toBe('python3');
+  });
+});
+
+describe('design notebooks', () => {
+  it('puts a Studio on a catalog kernel or on a saved design', () => {
+    expect(designNotebookCells('gemm_sm90')[1]).toBe('studio = Studio(design("gemm_sm90"))\nstudio');
+    expect(openDesignCells('gemm.tslab.json', '{}')[1]).toBe('studio = Studio(tslab.Design.from_json(open("gemm.tslab.json").read()))\nstudio');
+    expect(openDesignCells(null, '{"kernel": "tma_copy"}')[1]).toBe('studio = Studio(tslab.Design.from_json("{\\"kernel\\": \\"tma_copy\\"}"))\nstudio');
   });
 });

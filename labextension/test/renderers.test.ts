@@ -122,3 +122,16 @@ describe('design renderer', () => {
     expect(heard[0].design.kernel).toBe('gemm_sm90');
   });
 });
+
+describe('design renderer, captured designs', () => {
+  it('says where a captured design comes from', async () => {
+    const captured = {
+      tslab_design: 1, kernel: 'ring_copy', params: {}, pipelines: {}, schedules: {}, alias_groups: null,
+      source: { arch: 'sm_90a', index: 0, args: ['f16[8,256]', 'f16[8,256]'], kwargs: {}, file: 'ring_copy.py', function: 'ring_copy' },
+      knobs: { STRIP: 128 }
+    };
+    const node = await render(new RenderedDesign({ mimeType: DESIGN } as any), DESIGN, captured);
+    expect(node.querySelector('.tslab-source')!.textContent).toBe('captured from ring_copy.py::ring_copy with (f16[8,256], f16[8,256]) for sm_90a');
+    expect(node.querySelector('.tslab-overrides')!.textContent).toBe('knob STRIP = 128');
+  });
+});

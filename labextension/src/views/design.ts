@@ -36,6 +36,13 @@ function overrides(d: DesignPayload): HTMLElement | null {
   return parts.length ? h('ul', { class: 'tslab-overrides' }, ...parts) : null;
 }
 
+/** Where a captured design comes from: the kernel file and host function (or the callable), and the arguments. */
+function capturedFrom(src: Record<string, unknown>): HTMLElement {
+  const where = src.file ? `${src.file}::${src.function}` : String(src.callable ?? '?');
+  const args = Array.isArray(src.args) ? src.args.map(String).join(', ') : '';
+  return h('div', { class: 'tslab-source' }, 'captured from ', h('code', {}, where), args ? ` with (${args})` : '', src.arch ? ` for ${src.arch}` : '');
+}
+
 export function createDesignView(d: DesignPayload): { node: HTMLElement; verdict: VerdictView | null; dispose(): void } {
   const verdict = d.verdict ? createVerdictView(d.verdict) : null;
   const open = h('button', { class: 'tslab-open-notebook jp-mod-styled jp-mod-accept' }, 'Open in a notebook');
@@ -43,7 +50,7 @@ export function createDesignView(d: DesignPayload): { node: HTMLElement; verdict
     const detail: OpenDesignDetail = { design: d };
     open.dispatchEvent(new CustomEvent(OPEN_DESIGN_EVENT, { bubbles: true, detail }));
   });
-  const source = d.source ? h('div', { class: 'tslab-source' }, 'captured from ', h('code', {}, String(d.source.path ?? d.source.module ?? '?')), d.source.function ? ` (${d.source.function})` : '') : null;
+  const source = d.source ? capturedFrom(d.source) : null;
   const node = h(
     'div',
     { class: 'tslab-design' },
