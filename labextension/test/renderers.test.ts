@@ -81,7 +81,7 @@ describe('verdict renderer', () => {
     const v = fixture('verdict_gemm_sm90.json');
     const node = await render(new RenderedVerdict({ mimeType: VERDICT } as any), VERDICT, v);
     expect(node.querySelector('.tslab-badge')!.textContent).toBe('SAFE');
-    expect(node.querySelector('.tslab-layout-text')!.textContent).toBe(
+    expect(node.querySelector('.tslab-map-summary')!.textContent).toBe(
       'SMEM 131,152 / 232,448 B (131,072 data + 80 barriers); alias savings 32,768 B (20.0%)'
     );
     const aliased = [...node.querySelectorAll('.tslab-aliased')].map(r => [r.getAttribute('data-name'), r.getAttribute('fill')]);

@@ -73,3 +73,20 @@ describe('the swimlane widget host', () => {
     expect(el.textContent).toContain('no schedule');
   });
 });
+
+describe('the memory map widget host', () => {
+  it('draws the same map as the verdict renderer, and redraws on a new verdict', async () => {
+    const { default: layout } = await import('../src/widgets/layout');
+    const { RenderedVerdict, MIME_TYPE: VERDICT } = await import('../src/renderers/verdict');
+    const verdict = fixture('verdict_gemm_sm90.json');
+    const saved = new RenderedVerdict({ mimeType: VERDICT } as any);
+    await saved.renderModel(mimeModel(VERDICT, verdict));
+    const model = fakeModel({ allocations: verdict.layout, memory: verdict.memory, heading: '', map_width: 770 });
+    const el = document.createElement('div');
+    layout.render({ model, el });
+    expect(el.querySelector('.tslab-layout')!.outerHTML).toBe(saved.node.querySelector('.tslab-layout')!.outerHTML);
+    model.set('heading' as any, 'with aliasing');
+    model.emit('heading');
+    expect(el.querySelector('.tslab-map-title')!.textContent).toBe('with aliasing: 131,152 / 232,448 B');
+  });
+});

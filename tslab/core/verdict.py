@@ -110,6 +110,16 @@ class Verdict:
                 f" checker: {html.escape(c.verdict)}, {c.states_explored:,} states"
                 + (f"<ul>{rows}</ul>" if rows else "") + "</div>")
 
+    def layout_rows(self) -> list[dict[str, Any]]:
+        """TS's memory layout table as JSON-plain rows (what the memory maps draw)."""
+        return _records(self.layout)
+
+    def memory(self) -> dict[str, int]:
+        """The memory figures the maps and their summary line show."""
+        return {"smem_used": self.smem_used, "smem_data": self.smem_total, "barrier_bytes": self.barrier_bytes,
+                "smem_capacity": self.smem_capacity, "alias_savings": self.alias_savings,
+                "tmem_used": self.tmem_total, "tmem_capacity": self.tmem_capacity}
+
     def schedule_rows(self) -> list[dict[str, Any]]:
         """TS's schedule table as JSON-plain rows (what the swimlane views draw)."""
         return _records(self.schedule)
@@ -120,11 +130,7 @@ class Verdict:
         return {"tslab_verdict": 1, "kernel": self.design.kernel if self.design is not None else "design",
                 "status": self.status, "ok": self.ok, "errors": [e.to_dict() for e in self.errors],
                 "warnings": list(self.warnings),
-                "memory": {"smem_used": self.smem_used, "smem_data": self.smem_total,
-                           "barrier_bytes": self.barrier_bytes, "smem_capacity": self.smem_capacity,
-                           "alias_savings": self.alias_savings, "tmem_used": self.tmem_total,
-                           "tmem_capacity": self.tmem_capacity},
-                "layout": _records(self.layout), "schedule": self.schedule_rows(),
+                "memory": self.memory(), "layout": self.layout_rows(), "schedule": self.schedule_rows(),
                 "checker": {"verdict": c.verdict, "states_explored": c.states_explored,
                             "hit_state_limit": c.hit_state_limit, "max_states": c.max_states, "runs": c.runs,
                             "context": c.context},

@@ -35,16 +35,16 @@ export function summaryText(m: Memory, hasTmem: boolean): string {
   return text;
 }
 
-const LABEL = 240;
-const WIDTH = 520;
 const ROW = 22;
 
-function chart(rows: Allocation[], capacity: number, used: number, unit: string): SVGElement {
+function chart(rows: Allocation[], capacity: number, used: number, unit: string, total: number): SVGElement {
+  const LABEL = Math.round(Math.min(240, total * 0.38));
+  const WIDTH = total - LABEL - 10;
   const top = 16;
   const height = top + ROW * rows.length + 22;
   const max = 1.05 * Math.max(capacity, used, 1);
   const x = (v: number) => LABEL + (WIDTH * v) / max;
-  const svg = s('svg', { class: 'tslab-map', width: LABEL + WIDTH + 10, height, role: 'img' });
+  const svg = s('svg', { class: 'tslab-map', width: total, height, role: 'img' });
   rows.forEach((a, i) => {
     const y = top + i * ROW;
     svg.appendChild(s('text', { x: LABEL - 6, y: y + 15, 'text-anchor': 'end', class: 'tslab-map-label' }, allocationLabel(a)));
@@ -78,16 +78,25 @@ function chart(rows: Allocation[], capacity: number, used: number, unit: string)
   return svg;
 }
 
+export interface LayoutOptions {
+  /** A heading above the map ("with aliasing", ...), followed by used / capacity. */
+  title?: string;
+  /** Width of each map in pixels. */
+  width?: number;
+}
+
 /** The SMEM map (and TMEM map when the design has TMEM) with its summary line. */
-export function createLayoutMap(layout: Allocation[], memory: Memory): HTMLElement {
+export function createLayoutMap(layout: Allocation[], memory: Memory, options: LayoutOptions = {}): HTMLElement {
   const smem = layout.filter(a => a.space !== 'tmem');
   const tmem = layout.filter(a => a.space === 'tmem');
   const fits = memory.smem_used <= memory.smem_capacity;
+  const width = options.width ?? 770;
   return h(
     'div',
     { class: 'tslab-layout' },
-    h('div', { class: fits ? 'tslab-layout-text' : 'tslab-layout-text tslab-over' }, summaryText(memory, tmem.length > 0)),
-    smem.length ? chart(smem, memory.smem_capacity, memory.smem_used, 'B') : h('i', {}, 'no layout (the design could not be lowered)'),
-    tmem.length ? chart(tmem, memory.tmem_capacity, memory.tmem_used, 'columns') : null
+    options.title ? h('div', { class: 'tslab-map-title' }, `${options.title}: ${num(memory.smem_used)} / ${num(memory.smem_capacity)} B`) : null,
+    h('div', { class: fits ? 'tslab-map-summary' : 'tslab-map-summary tslab-over' }, summaryText(memory, tmem.length > 0)),
+    smem.length ? chart(smem, memory.smem_capacity, memory.smem_used, 'B', width) : h('i', {}, 'no layout (the design could not be lowered)'),
+    tmem.length ? chart(tmem, memory.tmem_capacity, memory.tmem_used, 'columns', width) : null
   );
 }
