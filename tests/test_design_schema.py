@@ -1,4 +1,4 @@
-"""Design JSON is checked against ``tslab/schemas/design.schema.json``: a wrong shape is one DesignError."""
+"""Design JSON is checked against ``tslab/schemas/design.v1.json``: a wrong shape is one DesignError."""
 
 from __future__ import annotations
 

@@ -99,7 +99,7 @@ def test_wheel_ships_the_tutorials(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     shipped = sorted(n.removeprefix("tslab/tutorials/") for n in names if n.startswith("tslab/tutorials/"))
     assert shipped == TUTORIAL_FILES
-    assert "tslab/schemas/design.schema.json" in names
+    assert "tslab/schemas/design.v1.json" in names
 
 
 def test_installed_wheel_copies_its_own_tutorials(wheel, tmp_path):

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from ..errors import DesignError, TslabError, did_you_mean, one_line
-from . import pipeline_fields, pipeline_groups
+from . import mime, pipeline_fields, pipeline_groups
 from .blueprint import Blueprint, Lowered, lower
 from .registry import kernel_module
 from .schema import validate_design_document
@@ -93,9 +95,24 @@ class Design:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
+    def save(self, path: str | os.PathLike[str], verdict: Any = None) -> Path:
+        """Write a design file (``*.tslab.json``, opened by JupyterLab's tslab viewer), with ``verdict`` if given.
+
+        :meth:`from_json` reads it back (a saved verdict is for readers of the file, not part of the design).
+        """
+        data = self.to_dict()
+        if verdict is not None:
+            data["verdict"] = verdict.to_mime()
+        out = Path(path)
+        out.write_text(json.dumps(data, indent=2) + "\n")
+        return out
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {mime.DESIGN: self.to_dict(), "text/plain": repr(self)}
+
     @classmethod
     def from_json(cls, text: str) -> Design:
-        """Read a design written by :meth:`to_json`."""
+        """Read a design written by :meth:`to_json` or :meth:`save`."""
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, TypeError) as exc:
@@ -105,7 +122,7 @@ class Design:
 
     @classmethod
     def from_dict(cls, data: Any) -> Design:
-        """Read a design from plain data; its shape is checked against ``tslab/schemas/design.schema.json``.
+        """Read a design from plain data; its shape is checked against ``tslab/schemas/design.v1.json``.
 
         A captured design (one with ``source``) is captured again from its kernel file (see ``tslab.capture``).
         """

@@ -1,6 +1,7 @@
-"""The design document's shape, checked against ``tslab/schemas/design.schema.json`` before anything is built.
+"""The design document's shape, checked against ``tslab/schemas/design.v1.json`` before anything is built.
 
-The same schema file serves every reader of design JSON (Python here, the JupyterLab extension later). A
+The same schema file serves every reader of design JSON: Python here, the JupyterLab extension's renderers
+(``application/vnd.tslab.design.v1+json`` and ``*.tslab.json`` files). A
 violation becomes one ``DesignError`` naming the JSON path, what was found and what is allowed.
 """
 
@@ -25,8 +26,14 @@ def design_schema() -> dict[str, Any]:
 @cache
 def _validator() -> Any:
     from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
 
-    return Draft202012Validator(design_schema())
+    schemas = resources.files("tslab").joinpath("schemas")
+    registry = Registry().with_resources(
+        (f"https://tslab/schemas/{kind}.v1.json",
+         Resource.from_contents(json.loads(schemas.joinpath(f"{kind}.v1.json").read_text())))
+        for kind in ("design", "trace", "verdict"))
+    return Draft202012Validator(design_schema(), registry=registry)
 
 
 def _path(parts: Any) -> str:
