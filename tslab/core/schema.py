@@ -20,7 +20,7 @@ _FOUND_CHARS = 60
 @cache
 def design_schema() -> dict[str, Any]:
     """The JSON Schema of a design document (draft 2020-12)."""
-    return json.loads(resources.files("tslab").joinpath("schemas/design.schema.json").read_text())
+    return json.loads(resources.files("tslab").joinpath("schemas/design.v1.json").read_text())
 
 
 @cache
