@@ -3,6 +3,7 @@
 import sys
 from pathlib import Path
 
+import cutlass.cute as cute
 import pytest
 from fixtures import ring_copy, stride_copy
 
@@ -10,6 +11,7 @@ import tslab
 from tslab import fake
 from tslab.capture import capture_all, capture_file_all
 from tslab.core.blueprint import Blueprint
+from tslab.core.design import Design
 
 
 def f16(*shape):
@@ -104,6 +106,24 @@ def test_capture_file_imports_the_kernel_by_path():
     result = capture_file_all(path, "ring_copy", f16(4, 256), f16(4, 256), 2)
     assert_same_verdict(result.design, direct_ring(rows=4, stages=2))
     assert tslab.capture_file(path, "ring_copy", f16(4, 256), f16(4, 256), 2).kernel == "ring_copy"
+
+
+def test_a_design_saved_from_a_file_reopens_with_its_frontend_and_options():
+    design = tslab.capture_file(ring_copy.__file__, "ring_copy", f16(4, 256), f16(4, 256), 2,
+                                frontend=cute.FrontendNext, options="--opt-level 2")
+    saved = design.with_knobs(stages=3).to_json()
+    reopened = Design.from_json(saved)
+    assert reopened.source.frontend is cute.FrontendNext
+    assert reopened.source.options == "--opt-level 2"
+    assert reopened.knobs()["stages"] == 3
+    assert reopened.to_json() == saved
+    assert tslab.check(reopened).ok
+
+
+def test_a_kernel_object_is_named_by_its_class():
+    design = tslab.capture(stride_copy.StrideCopy(), f16(2048), f16(2048))
+    assert design.kernel == "StrideCopy"
+    assert tslab.check(design).ok
 
 
 def test_capture_returns_the_first_design():

@@ -1,8 +1,10 @@
 """Every way a capture can fail says where and what to do, and leaves the caller's process as it was."""
 
+import importlib.util
 import os
 from pathlib import Path
 
+import cutlass
 import pytest
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 from fixtures import broken, ring_copy
@@ -80,6 +82,40 @@ def test_a_trace_failing_after_the_task_manager_keeps_what_was_built():
     with pytest.raises(CaptureError) as info:
         tslab.capture(broken.no_task_manager, f16(64))
     assert info.value.result is None
+
+
+def test_a_kernel_written_for_another_dsl_version_is_not_blamed_on_its_arguments():
+    with pytest.raises(CaptureError) as info:
+        tslab.capture(broken.newer_api, f16(4096))
+    message = str(info.value)
+    assert "broken.py" in message and "unexpected keyword argument 'context'" in message
+    assert "uses TaskManager.setup_resources_and_tasks in a way nvidia-cutlass-dsl 4.8.1 does not accept" in message
+    assert "written for another CuTe DSL version" in message
+    assert "check the arguments" not in message
+    assert "the 1 TaskManager(s) built before it are in the error's .result" in message
+    assert tslab.check(info.value.result.design).ok
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tvm_ffi") is not None, reason="TVM FFI is installed here")
+def test_an_option_the_installation_cannot_serve_names_the_option_not_the_kernel():
+    with pytest.raises(CaptureError) as info:
+        tslab.capture(ring_copy.ring_copy, f16(2, 128), f16(2, 128), 2, options="--enable-tvm-ffi")
+    message = str(info.value)
+    assert "the compile stopped on its options (options='--enable-tvm-ffi'), not on the kernel" in message
+    assert "CONFIG_MISSING_TVM_FFI" in message and "apache-tvm-ffi" in message
+    assert "tslab" + os.sep + "capture" not in message  # the DSL's message points into tslab's worker: not shown
+    assert info.value.result.design.tasks() == ["FillTask", "DrainTask", "IdleTask"]
+
+
+def test_a_runtime_size_given_as_a_constant_is_named_as_such():
+    with pytest.raises(CaptureError) as info:
+        tslab.capture(broken.runtime_rows_expected, f16(4, 128), cutlass.Int32(3))
+    message = str(info.value)
+    assert "broken.py" in message and "__new_from_mlir_values__" in message
+    assert "expects at run time, but this capture made it the constant 4" in message
+    assert "as None in the fake tensors' shapes" in message
+    with pytest.raises(CaptureError, match="no TaskManager was built"):  # the trace itself now passes
+        tslab.capture(broken.runtime_rows_expected, fake.tensor("f16", (None, 128)), cutlass.Int32(3))
 
 
 def test_nothing_is_left_patched():

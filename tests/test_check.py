@@ -28,7 +28,7 @@ def test_deadlock_names_blocked_tasks_and_resources():
     [issue] = [e for e in v.errors if e.kind == "deadlock"]
     assert "LoadTask blocked on smem_ring.ProducerAcquire" in issue.message
     assert "StoreTask blocked on smem_ring.ConsumerWait" in issue.message
-    assert v.checker.deadlocks[0]["cursors"] == [7, 1]
+    assert v.checker.deadlocks[0]["cursors"] == [8, 2]
 
 
 def test_race_names_both_accesses_and_the_overlap():
@@ -58,7 +58,7 @@ def test_smem_capacity_can_be_raised_for_another_device():
 
 
 def test_layout_equals_what_the_cutlass_allocator_computes():
-    v = tslab.check(gemm_sm90.design(stages=3, tile_n=64))
+    v = tslab.check(gemm_sm90.design(stages=3, tile_n=64, persistent=False, epilogue="aliased"))
     smem = v.layout[v.layout.space == "smem"].set_index("name")
     ref = SmemAllocator()
     allocs = {r.Index: SmemAllocation(r.Index, size_bytes=int(r.size), alignment=int(r.alignment))
@@ -79,7 +79,7 @@ def test_layout_and_schedule_tables_have_the_documented_columns():
     assert (v.layout["end"] == v.layout["offset"] + v.layout["size"]).all()
     assert list(v.schedule.columns)[:6] == ["task", "section", "index", "resource", "stage", "label"]
     mma = v.schedule[v.schedule.task == "MmaTask"]
-    assert list(mma.section.unique()) == ["loop", "tail"]
+    assert list(mma.section.unique()) == ["head", "loop", "tail"]
 
 
 def test_report_holds_what_ts_printed():

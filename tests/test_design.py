@@ -31,10 +31,13 @@ def test_pipelines_tasks_allocations():
     d = gemm_sm90.design()
     assert d.tasks() == ["LoadTask", "MmaTask", "EpilogueTask"]
     assert d.pipelines()["smem_ab"]["pipeline_type"] == "TmaAsync"
-    assert d.pipelines()["smem_ab"]["consumer_group"] == {"agent": "Thread", "size": 128}
+    assert d.pipelines()["smem_ab"]["consumer_group"] == {"agent": "Thread", "size": 256}
+    assert d.pipelines()["smem_ab"]["advance_on_wait"] is True
     sizes = {a["name"]: a["size"] for a in d.allocations()}
-    assert sizes == {"a_buf": 4 * 128 * 64 * 2, "b_buf": 4 * 128 * 64 * 2, "epi_buf": 128 * 128 * 2}
-    assert d.alias_groups() == [[["a_buf", "b_buf"], ["epi_buf"]]]
+    assert sizes == {"a_buf": 3 * 128 * 64 * 2, "b_buf": 3 * 256 * 64 * 2, "epi_buf": 128 * 256 * 2}
+    assert d.alias_groups() == []  # persistent: the C tile has its own bytes
+    aliased = gemm_sm90.design(persistent=False, epilogue="aliased", stages=4)
+    assert aliased.alias_groups() == [[["a_buf", "b_buf"], ["epi_buf"]]]
 
 
 def test_schedule_reads_back_a_schedule_written_with_the_decorator():

@@ -33,6 +33,24 @@ def test_tensor_shapes_and_strides():
         fake.tensor("f16", (0, 8))
 
 
+def test_runtime_sizes_and_strides():
+    batch, heads, dim = fake.tensor("f16", (None, 8, 128)).shape
+    assert (heads, dim) == (8, 128) and not isinstance(batch, int)
+    rows = fake.extent()
+    table = fake.tensor("i32", (rows, 4), stride=(1, rows))
+    assert table.shape[0] is rows and table.stride[1] is rows
+    row_stride, _ = fake.tensor("f16", (4, 8), stride=(None, 1)).stride
+    assert not isinstance(row_stride, int)
+
+
+def test_a_runtime_size_is_saved_as_null():
+    from tslab.capture.source import arg_from_spec, arg_spec
+
+    spec = arg_spec(fake.tensor("f16", (None, 8)))
+    assert spec == {"tensor": "Float16", "shape": [None, 8], "stride": [8, 1]}
+    assert arg_spec(arg_from_spec(spec)) == spec
+
+
 def test_stream():
     assert fake.stream() is not None
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import json
 
 import pytest
 
 import tslab.gpu as gpu
+from tslab.errors import DesignError
 from tslab.gpu.device import arch_name
-from tslab.kernels import grid_stride_copy, tma_copy
+from tslab.gpu.targets import Target, resolve
+from tslab.kernels import demo_deadlock, gemm_sm90, grid_stride_copy, tma_copy
 
 
 @pytest.fixture(scope="module")
@@ -51,11 +53,34 @@ def test_unsafe_design_is_refused_with_the_verdict():
     assert info.value.verdict.errors
 
 
-def test_gemm_sm90_is_refused_with_a_clear_error():
-    with pytest.raises(
-        gpu.UnsupportedKernelError, match="warpgroup-MMA work methods arrive with a later GPU issue"
-    ):
-        gpu.compile(SimpleNamespace(kernel="gemm_sm90"), arch="sm_90a")
+@pytest.mark.parametrize("epilogue", ["aliased", "dedicated"])
+def test_gemm_sm90_compiles_to_wgmma_and_tma_without_spills(epilogue):
+    stages, persistent = (4, False) if epilogue == "aliased" else (3, True)
+    design = gemm_sm90.design(epilogue=epilogue, stages=stages, persistent=persistent)
+    k = gpu.compile(design, arch="sm_90a", shape=(1000, 1000, 1000))
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in k.ptx
+    assert "cp.async.bulk.tensor.2d.shared::cta.global" in k.ptx  # TMA loads of A and B
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in k.ptx  # TMA stores of C
+    assert "stmatrix.sync.aligned" in k.ptx
+    assert k.spills == 0 and k.stack_frame == 0 and 0 < k.registers <= 255
+    ring = stages * (128 + 256) * 64 * 2
+    epi = 0 if epilogue == "aliased" else 128 * 256 * 2
+    assert k.smem_bytes == ring + epi + k.verdict.barrier_bytes
+
+
+def test_gemm_sm90_refuses_a_k_that_tma_cannot_take():
+    with pytest.raises(gpu.UnsupportedKernelError, match="K must be a multiple of 8"):
+        gpu.compile(gemm_sm90.design(), arch="sm_90a", shape=(128, 128, 100))
+
+
+def test_gemm_sm90_refuses_a_one_row_a():
+    with pytest.raises(gpu.UnsupportedKernelError, match="M=1"):
+        gpu.compile(gemm_sm90.design(), arch="sm_90a", shape=(1, 256, 64))
+
+
+def test_gemm_sm90_refuses_invalid_params_before_compiling():
+    with pytest.raises(DesignError, match=r"param 'tile_m'.*multiple of 64 x mma_warpgroups"):
+        gpu.compile(gemm_sm90.design(tile_m=64, mma_warpgroups=2), arch="sm_90a")
 
 
 def test_launch_options_are_checked():
@@ -86,3 +111,52 @@ def test_run_and_bench_without_a_gpu_say_so():
         kernel.run()
     with pytest.raises(gpu.NoGpuError, match="run and bench need a GPU"):
         gpu.bench(kernel)
+
+
+#: StoreTask polls its full barrier (try-wait) before the blocking wait: a different schedule TS proves SAFE.
+TRY_WAIT_STORE = [
+    ("smem_ring", "ConsumerAuxWork", "Head", "bind_read"),
+    ("smem_ring", "ConsumerTryWait", "Loop", None),
+    ("smem_ring", "ConsumerWait", "Loop", None),
+    ("smem_ring", "ConsumerWork", "Loop", "read_tile"),
+    ("gmem_out", "ProducerWork", "Loop", "store"),
+    ("smem_ring", "ConsumerRelease", "Loop", None),
+]
+
+
+def test_schedule_edit_reaches_the_kernel():
+    plain = gpu.compile(tma_copy.design(), arch="sm_90a", shape=(512, 512))
+    edited = gpu.compile(tma_copy.design().with_schedule("StoreTask", TRY_WAIT_STORE), arch="sm_90a",
+                         shape=(512, 512))
+    assert edited.verdict.status == "SAFE"
+    assert edited.target.schedules == {"StoreTask": [list(s) for s in TRY_WAIT_STORE]}
+    assert edited.ptx != plain.ptx
+    # the extra try-wait on the ring's full barrier is in the generated code
+    assert edited.ptx.count("mbarrier.try_wait") > plain.ptx.count("mbarrier.try_wait")
+
+
+def test_alias_group_edit_travels_and_compiles():
+    # No catalog GPU kernel has two SMEM allocations to alias; the edit that exists (no groups) round-trips.
+    kernel = gpu.compile(tma_copy.design().with_alias_groups([]), arch="sm_90a", shape=(512, 512))
+    assert kernel.target.alias_groups == []
+    assert Target.from_dict(kernel.target.to_dict()) == kernel.target
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in kernel.ptx
+
+
+def test_target_carries_edits_as_plain_data():
+    design = tma_copy.design().with_pipeline("smem_ring", num_stages=2).with_schedule("StoreTask", TRY_WAIT_STORE)
+    target = resolve(design, (512, 512))
+    data = json.loads(json.dumps(target.to_dict()))
+    assert Target.from_dict(data) == target
+    assert data["schedules"]["StoreTask"][1] == ["smem_ring", "ConsumerTryWait", "Loop", None]
+    assert data["validate"] is True
+
+
+def test_deadlock_demo_compiles_tma_copy_with_its_schedule_when_forced():
+    with pytest.raises(gpu.UnsafeDesignError, match="DEADLOCK; fix the errors below or pass force=True"):
+        gpu.compile(demo_deadlock.design(), arch="sm_90a", shape=(512, 512))
+    kernel = gpu.compile(demo_deadlock.design(), arch="sm_90a", shape=(512, 512), force=True)
+    assert kernel.verdict.status == "DEADLOCK" and kernel.target.validate is False
+    assert kernel.target.schedules == {"StoreTask": [list(s) for s in demo_deadlock.SCHEDULES["StoreTask"]]}
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in kernel.ptx  # tma_copy's kernel, edited
+    assert "Exhaustive checker found 1 deadlock(s)" in kernel.log  # TS warned at construction instead of raising

@@ -64,6 +64,27 @@ def test_loads_in_a_fresh_process_without_tslab(exported):
     assert arch == "sm_90a" and has_tslab == "False"
 
 
+def test_run_without_a_gpu_says_one_is_needed(exported):
+    from tslab.gpu import device
+
+    if device() is not None:
+        pytest.skip("this machine has a GPU")
+    code = textwrap.dedent(f"""
+        import sys, types
+        sys.path.insert(0, sys.argv[1])
+        import {exported.name} as kernel
+        tensor = types.SimpleNamespace(device=types.SimpleNamespace(index=0))
+        try:
+            kernel.run(tensor, tensor)
+        except kernel.ExportedKernelError as exc:
+            print(exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", code, str(exported.parent)], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == (f"module '{exported.name}': no NVIDIA GPU or driver is present; this module "
+                                  "needs a GPU of arch sm_90a to run (load() works without one)")
+
+
 def test_exported_test_file_runs(exported):
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(exported)],
@@ -91,4 +112,18 @@ def test_gemm_is_refused_by_the_cli(tmp_path, capsys):
         ["gemm_sm90", "-o", str(tmp_path / "g")]
     )
     assert export_command(args) == 1
-    assert "warpgroup-MMA" in capsys.readouterr().err
+    assert "GEMM package" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()
+
+
+def test_exported_package_records_the_edits_it_was_compiled_with(tmp_path):
+    from tslab.gpu.export import export
+    from tslab.kernels import tma_copy
+
+    steps = [("smem_ring", "ConsumerAuxWork", "Head", "bind_read"), ("smem_ring", "ConsumerTryWait", "Loop", None),
+             ("smem_ring", "ConsumerWait", "Loop", None), ("smem_ring", "ConsumerWork", "Loop", "read_tile"),
+             ("gmem_out", "ProducerWork", "Loop", "store"), ("smem_ring", "ConsumerRelease", "Loop", None)]
+    out = export(tma_copy.design().with_schedule("StoreTask", steps), tmp_path / "edited", shape=(512, 512))
+    meta = json.loads((out / "design.json").read_text())
+    assert meta["edits"] == {"schedules": {"StoreTask": [list(s) for s in steps]}, "alias_groups": None}
+    assert meta["design"]["schedules"]["StoreTask"][1] == ["smem_ring", "ConsumerTryWait", "Loop", None]

@@ -47,7 +47,14 @@ def test_a_group_edit_changes_the_group_and_every_member_and_stays_safe(which, r
     assert tslab.check(d).barrier_bytes == ts_barrier_bytes(4)
     edited = d.with_pipeline("ab_sync", num_stages=5)
     verdict = tslab.check(edited)
-    assert verdict.status == "SAFE"
+    if which == "captured":
+        # The kernel sizes its slots from its `stages` argument: the group edit alone is not the kernel that
+        # would run, and the verdict says so (the knob edit is the faithful one).
+        assert [e.kind for e in verdict.errors] == ["unfaithful-edit"]
+        assert "knob `stages` (4)" in verdict.errors[0].hint
+        assert tslab.check(d.with_knobs(stages=5)).barrier_bytes == ts_barrier_bytes(5)
+    else:
+        assert verdict.status == "SAFE"
     assert verdict.barrier_bytes == ts_barrier_bytes(5) == 3 * 5 * 16  # (2 members + 1) barriers per stage
     assert {n: p["num_stages"] for n, p in edited.pipelines().items()} == {"ab_sync": 5, "smem_a": 5, "smem_b": 5}
     assert edited.overrides["pipelines"] == {"ab_sync": {"num_stages": 5}}

@@ -114,7 +114,7 @@ def test_json_round_trip_and_views():
                          "(smem[0:16384])")
     deadlock = tslab.check(design("demo_deadlock")).trace.text().splitlines()
     assert deadlock[-3:] == [
-        "  => DEADLOCK at cursors (7, 1):",
+        "  => DEADLOCK at cursors (8, 2):",
         "       LoadTask blocked on smem_ring.ProducerAcquire waiting for empty-slot credit; "
         "no matching credit is available for this resource",
         "       StoreTask blocked on smem_ring.ConsumerWait waiting for producer commit credit; "

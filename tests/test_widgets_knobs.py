@@ -30,6 +30,8 @@ def test_a_knob_typed_in_the_field_re_traces_the_kernel(captured):
     assert editor.design.knobs()["stages"] == 5
     assert editor.verdict.ok
     assert editor.verdict.smem_total == 5 * 128 * 2
+    assert "sized by knob stages (5)" in editor.message("stripRing", "num_stages")
+    assert editor.knobs.fields["stages"].value == "5"
 
 
 def test_a_value_that_is_not_a_number_is_refused_at_the_field(captured):

@@ -1,16 +1,15 @@
 import itertools
 
-import plotly.graph_objects as go
-
 import tslab
 from tslab.kernels import design
+from tslab.kernels.gemm_sm90 import ALIASED
 from tslab.widgets import LayoutChart
-from tslab.widgets.layout_chart import chart_data
-from tslab.widgets.layout_data import PHASE_COLOURS, layout_chart_data, layout_figure, summary_text
+from tslab.widgets.layout_chart import LayoutView, chart_data
+from tslab.widgets.layout_data import PHASE_COLOURS, layout_chart_data, summary_text
 
 
 def test_gemm_aliased_phases_share_offsets_in_distinct_colours():
-    data = layout_chart_data(tslab.check(design("gemm_sm90")))
+    data = layout_chart_data(tslab.check(design("gemm_sm90", **ALIASED)))
     bars = {b["name"]: b for b in data["smem"]}
     assert bars["a_buf"]["offset"] == bars["epi_buf"]["offset"] == 0
     assert bars["a_buf"]["colour"] == PHASE_COLOURS[0] and bars["epi_buf"]["colour"] == PHASE_COLOURS[1]
@@ -21,7 +20,7 @@ def test_gemm_aliased_phases_share_offsets_in_distinct_colours():
 
 
 def test_what_if_without_aliasing_is_laid_out_by_the_real_allocator():
-    verdict = tslab.check(design("gemm_sm90"))
+    verdict = tslab.check(design("gemm_sm90", **ALIASED))
     data = chart_data(verdict)
     other = data["without_aliasing"]
     assert other["summary"]["alias_savings"] == 0
@@ -37,13 +36,13 @@ def test_no_what_if_without_alias_groups_and_capacity_shown():
     assert "262,272 / 232,448 B" in summary_text(data["layout"])
 
 
-def test_figure_has_one_bar_per_allocation_hover_and_capacity_line():
-    data = layout_chart_data(tslab.check(design("gemm_sm90")))
-    fig = layout_figure(data)
-    [bar] = fig.data
-    assert list(bar.base) == [b["offset"] for b in data["smem"]] and len(bar.y) == 4
-    assert "alignment" in bar.hovertemplate and "phase" in bar.customdata[2][5]
-    assert any(shape.x0 == 232448 for shape in fig.layout.shapes)
+def test_a_map_holds_the_rows_and_figures_a_saved_verdict_keeps():
+    verdict = tslab.check(design("gemm_sm90", **ALIASED))
+    view = LayoutView()
+    view.show(verdict, "layout")
+    saved = verdict.to_mime()
+    assert view.allocations == saved["layout"] and view.memory == saved["memory"] and view.heading == "layout"
+    assert [r["phase"] for r in view.allocations] == [0, 0, 1, None]
 
 
 def test_a_design_that_cannot_be_lowered_draws_an_empty_map_with_a_note():
@@ -53,16 +52,19 @@ def test_a_design_that_cannot_be_lowered_draws_an_empty_map_with_a_note():
     assert verdict.status == "INVALID"
     data = chart_data(verdict)
     assert data["layout"]["smem"] == [] and data["without_aliasing"] is None
-    assert layout_figure(data["layout"]).layout.annotations
+    chart = LayoutChart(verdict)
+    assert chart.map.allocations == [] and chart._what_if_box.layout.display == "none"
 
 
 def test_widget_updates_in_place():
-    chart = LayoutChart(tslab.check(design("gemm_sm90")))
-    assert isinstance(chart.figure, go.FigureWidget) and chart._what_if_box.layout.display is None
+    chart = LayoutChart(tslab.check(design("gemm_sm90", **ALIASED)))
+    assert chart._what_if_box.layout.display is None and chart.map.heading == "with aliasing"
+    assert chart.what_if.heading == "without aliasing" and chart.map.map_width == chart.what_if.map_width == 380
+    assert chart.what_if.memory["alias_savings"] == 0
     assert "without aliasing 163,920 B" in chart._summary.value
     chart.update(tslab.check(design("tma_copy", stages=12)))
     assert chart._what_if_box.layout.display == "none"
-    assert chart.figure.layout.title.text.startswith("layout: ")
+    assert chart.map.heading == "layout" and chart.map.map_width == 760
     assert "196,800 / 232,448 B" in chart._summary.value
 
 
@@ -77,6 +79,6 @@ def test_tmem_allocations_get_their_own_column_map():
     with_tmem = replace(verdict, layout=pd.concat([verdict.layout, tmem], ignore_index=True), tmem_total=256)
     data = layout_chart_data(with_tmem)
     assert [b["name"] for b in data["tmem"]] == ["acc"] and "TMEM 256 / 512 columns" in summary_text(data)
-    fig = layout_figure(data)
-    assert len(fig.data) == 2 and fig.data[1].xaxis == "x2" and fig.layout.xaxis2.title.text == "TMEM columns"
-    assert [shape.x0 for shape in fig.layout.shapes] == [232448, 512]
+    view = LayoutView()
+    view.show(with_tmem)
+    assert [r["name"] for r in view.allocations if r["space"] == "tmem"] == ["acc"] and view.memory["tmem_used"] == 256

@@ -2,6 +2,7 @@ import pytest
 
 import tslab
 from tslab.kernels import design
+from tslab.kernels.gemm_sm90 import ALIASED
 from tslab.widgets import PipelineEditor
 from tslab.widgets.pipeline_form import editable_fields, factories, parse_interleave
 
@@ -98,7 +99,7 @@ def test_group_and_signaling_controls_edit_the_design():
 
 
 def test_gemm_has_one_panel_per_pipelined_resource():
-    editor = PipelineEditor(design("gemm_sm90"))
+    editor = PipelineEditor(design("gemm_sm90", **ALIASED))
     assert set(editor.design.pipelines()) == {"smem_ab", "smem_epi"}
     assert editor.control("smem_epi", "num_stages").value == str(editor.design.pipelines()["smem_epi"]["num_stages"])
 

@@ -1,6 +1,8 @@
 """The ``tslab`` command: list the catalog, check designs, open the tutorials.
 
 Exit codes of ``tslab check``: 0 safe, 1 unsafe or not proven, 2 invalid input (one-line message, no traceback).
+Output cut short by a closed pipe (``tslab check NAME --json | head -1``) ends quietly with exit 141 (128 + SIGPIPE),
+as Unix tools killed by SIGPIPE do.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from .capture.cli import add_arguments as add_capture_arguments
-from .errors import TslabError
+from .errors import TslabError, cli_message
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_INVALID = 0, 1, 2
+EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
 
 
 def _parse_param(text: str) -> tuple[str, Any]:
@@ -92,12 +95,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_lab(args: argparse.Namespace) -> int:
-    notebooks = Path(args.dir) if args.dir else Path(__file__).resolve().parent.parent / "notebooks"
-    if not notebooks.is_dir():
-        raise TslabError(f"tutorials folder {str(notebooks)!r} not found; pass --dir PATH to the notebooks")
+    from .lab import DEFAULT_DIR, copy_tutorials, lab_command
+
     if importlib.util.find_spec("jupyterlab") is None:
         raise TslabError("JupyterLab is not installed beside tslab; run: pip install 'tslab[lab]'")
-    cmd = [sys.executable, "-m", "jupyter", "lab", str(notebooks), *args.extra]
+    folder = Path(args.dir or DEFAULT_DIR)
+    copied = copy_tutorials(folder)
+    if copied:
+        print(f"copied {len(copied)} tutorial files into {folder}", flush=True)
+    cmd = lab_command(folder, args.extra)
     print("$ " + " ".join(cmd), flush=True)
     return subprocess.call(cmd, env=os.environ.copy())
 
@@ -121,22 +127,50 @@ def build_parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("export", help="compile a design and write it as an importable Python package")
     add_export_arguments(exp)
     exp.set_defaults(func=export_command)
-    lab = sub.add_parser("lab", help="open the tutorials in JupyterLab")
-    lab.add_argument("--dir", help="folder of notebooks (default: the repository's notebooks/)")
-    lab.add_argument("extra", nargs=argparse.REMAINDER, help="arguments passed on to jupyter lab")
+    from .sweep.cli import add_parser as add_sweep_parser
+
+    add_sweep_parser(sub)
+    lab = sub.add_parser("lab", help="open the tutorials in JupyterLab",
+                         epilog="Other options (--no-browser, --port 8890, --ServerApp.token=T, ...) are passed on "
+                                "to JupyterLab; --allow-root is added when run as root.")
+    lab.add_argument("--dir", help="folder the tutorials are copied into and opened from (default: ./tslab-tutorials;"
+                     " files already there are kept)")
     lab.set_defaults(func=_cmd_lab)
     return parser
 
 
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse ``argv``; options ``tslab lab`` does not know are kept in ``extra`` for JupyterLab."""
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and args.command != "lab":
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if args.command == "lab":
+        args.extra = unknown
+    return args
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail on the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except TslabError as exc:
-        print(f"tslab: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"tslab: {cli_message(exc)}", file=sys.stderr)
         return EXIT_INVALID
     except (OSError, ValueError) as exc:
-        print(f"tslab: {exc}", file=sys.stderr)
+        print(f"tslab: {cli_message(exc)}", file=sys.stderr)
         return EXIT_INVALID
 
 

@@ -68,6 +68,17 @@ def one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def cli_message(exc: BaseException) -> str:
+    """An exception's message for a terminal: the message on one line, each further line (the hint) on its own.
+
+    Whitespace inside a line is collapsed; continuation lines are indented by two spaces.
+    """
+    lines = [" ".join(line.split()) for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    return "\n".join([lines[0], *(f"  {line}" for line in lines[1:])])
+
+
 def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
     """A 'did you mean' suffix for an unknown name, listing what is allowed."""
     import difflib

@@ -57,26 +57,48 @@ def dtype(spec: Any) -> Any:
     return getattr(cutlass, name)
 
 
-def tensor(dtype_spec: Any, shape: Any, *, stride: tuple[int, ...] | None = None,
+def tensor(dtype_spec: Any, shape: Any, *, stride: tuple[Any, ...] | None = None,
            stride_order: tuple[int, ...] | None = None, align: int = 16) -> Any:
     """A fake global-memory tensor for ``cute.compile``: element type, shape, and optionally strides.
 
     Without ``stride`` the layout is compact and row-major (the last mode is contiguous), like a fresh
     torch tensor; ``stride_order`` picks another compact order (``0`` marks the contiguous mode).
+
+    A size or stride of ``None`` is a runtime value, as when the kernel is compiled once for every batch size
+    (``cute.sym_int()``; kernels whose schedulers carry such extents as DSL values need them); one
+    :func:`extent` passed in several places is one runtime value.
     """
     from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_tensor
 
     element = dtype(dtype_spec)
-    dims = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else tuple(shape)))
-    if not dims or any(d <= 0 for d in dims):
-        raise TslabError(f"fake tensor: shape={shape!r} must be a non-empty list of positive sizes")
+    dims = tuple(_extent(d, 32) for d in (shape if isinstance(shape, (tuple, list)) else tuple(shape)))
+    if not dims or any(isinstance(d, int) and d <= 0 for d in dims):
+        raise TslabError(f"fake tensor: shape={shape!r} must be a non-empty list of positive sizes (None: a "
+                         "runtime size)")
     if stride is not None:
         if len(stride) != len(dims):
             raise TslabError(f"fake tensor: stride={stride!r} has {len(stride)} modes but shape has "
                              f"{len(dims)}; give one stride per mode")
-        return make_fake_tensor(element, dims, tuple(int(s) for s in stride), assumed_align=align)
+        return make_fake_tensor(element, dims, tuple(_extent(s, 64) for s in stride), assumed_align=align)
     order = stride_order if stride_order is not None else tuple(reversed(range(len(dims))))
     return make_fake_compact_tensor(element, dims, stride_order=tuple(order), assumed_align=align)
+
+
+def extent(divisibility: int = 1) -> Any:
+    """A runtime size to use in several modes or strides of fake tensors (the same value everywhere)."""
+    from cutlass import cute
+
+    return cute.sym_int(divisibility=divisibility)
+
+
+def _extent(value: Any, width: int) -> Any:
+    if value is None:
+        from cutlass import cute
+
+        return cute.sym_int64() if width == 64 else cute.sym_int()
+    if type(value).__name__ == "SymInt":
+        return value
+    return int(value)
 
 
 def like(torch_tensor: Any, *, align: int = 16) -> Any:

@@ -27,6 +27,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _labextension(data: Path) -> None:
+    """Serve this checkout's build of the tslab lab extension (``tslab/labextension/``) if there is one."""
+    built = ROOT / "tslab" / "labextension"
+    if (built / "package.json").exists():
+        (data / "labextensions").mkdir(parents=True)
+        (data / "labextensions" / "tslab").symlink_to(built, target_is_directory=True)
+
+
 def _quiet_settings(settings: Path) -> None:
     path = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     path.parent.mkdir(parents=True)
@@ -45,9 +53,11 @@ def lab(tmp_path_factory):
     shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     home.mkdir()
     _quiet_settings(base / "settings")
+    _labextension(base / "data")
     env = {**os.environ, "HOME": str(home), "JUPYTER_CONFIG_DIR": str(base / "config"),
            "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "IPYTHONDIR": str(base / "ipython"),
            "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"), "JUPYTERLAB_WORKSPACES_DIR": str(base / "ws"),
+           "JUPYTER_PATH": str(base / "data"),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     port = _free_port()
     ARTIFACTS.mkdir(exist_ok=True)

@@ -29,7 +29,7 @@ def _drive_studio(lab, page) -> None:
     studio.scroll_into_view_if_needed()
     badge = studio.locator(".tslab-studio-badge .tslab-badge")
     summary = studio.locator(".tslab-layout-text")
-    title = studio.locator(".js-plotly-plot .gtitle").first
+    title = studio.locator(".tslab-map-title").first
     expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
     safe_summary, safe_title = summary.inner_text(), title.text_content()
     page.screenshot(path=str(ARTIFACTS / "lab-1-safe.png"))

@@ -15,15 +15,15 @@ def test_replay_player_steps_with_buttons_and_arrow_keys(lab, lab_page):
 
     page = lab_page
     open_and_run(page, lab, "04_checker_replay.ipynb")
-    players = page.locator(".jp-OutputArea-output").filter(has=page.locator(".js-plotly-plot"))
+    players = page.locator(".jp-OutputArea-output").filter(has=page.locator(".tslab-widget-trace .tslab-player"))
     expect(players).to_have_count(3, timeout=120_000)
     first = players.first
     first.scroll_into_view_if_needed()
     expect(first).to_contain_text("step 0: initial state of demo_deadlock", timeout=30_000)
-    first.locator("[title^='click here, then step']").click()
-    for _ in range(3):
+    first.locator(".tslab-player").focus()
+    for _ in range(4):
         page.keyboard.press("ArrowRight")
-    expect(first).to_contain_text(re.compile(r"step 3: LoadTask ran ProducerAcquire\(smem_ring\)"))
+    expect(first).to_contain_text(re.compile(r"step 4: LoadTask ran ProducerAcquire\(smem_ring\)"))
     page.keyboard.press("End")
     expect(first).to_contain_text("DEADLOCK: LoadTask blocked on smem_ring.ProducerAcquire")
     first.screenshot(path=str(ARTIFACTS / "replay-deadlock.png"))

@@ -31,8 +31,8 @@ def _drive(lab, page) -> None:
     expect(panels).to_have_count(2)  # smem_ab and smem_epi
     expect(studio.locator(".tslab-task-column")).to_have_count(3)  # LoadTask, MmaTask, EpilogueTask
     expect(studio.locator(".tslab-swimlane")).to_contain_text("MmaTask")
-    expect(studio.locator(".js-plotly-plot")).to_have_count(2)  # the SMEM map and the what-if without aliasing
-    expect(studio.locator(".tslab-studio-states")).to_contain_text("131")
+    expect(studio.locator(".tslab-map")).to_have_count(2)  # the SMEM map and the what-if without aliasing
+    expect(studio.locator(".tslab-studio-states")).to_contain_text("116")
     page.screenshot(path=str(ARTIFACTS / "gemm-1-safe.png"))
 
     smem_ab = panels.filter(has_text="smem_ab").first

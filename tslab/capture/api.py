@@ -18,7 +18,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from . import snapshot as _snapshot
 from .errors import crash_error, trace_error, user_frame
 from .recorder import compile_call, read_spill, record_trace
 from .source import KernelSource, remember
-from .ts_report import SECTIONS, sections
+from .ts_report import SECTIONS, checker_outcome, sections, warned_checks
 from .worker import ChildOutcome, error_record, run_in_child
 
 
@@ -53,15 +53,29 @@ class CapturedManager:
     traced_values: list[str]
     ts_error: str | None = None
     traced: Design | None = None  # the objects this trace built, as they are (``design`` re-traces on edits)
+    ts_warnings: list[str] = field(default_factory=list)  # what TS warned while building it
+
+    @property
+    def silent(self) -> bool:
+        """TS printed none of its analysis during the trace (the kernel built its TaskManager ``verbose=False``)."""
+        return not any(sections(self.report).values())
 
     def agreement(self, verdict: Verdict | None = None) -> dict[str, bool]:
         """Per section TS printed during the trace (schedule, smem, checker): does a re-check print the same?
 
-        Empty when the kernel's TaskManager printed nothing (``verbose=False``).
+        A TaskManager built ``verbose=False`` prints nothing; TS's warnings then stand for what it found: with
+        ``skip_validation=True``, "warned checks" compares the checks that failed in the trace and in the
+        re-check, and "checker outcome" what the exhaustive checker concluded (also from a state-limit warning).
         """
         verdict = verdict if verdict is not None else check(self.design)
         ours, traced = sections(verdict.report), sections(self.report)
-        return {name: ours[name] == traced[name] for name in SECTIONS if traced[name]}
+        out = {name: ours[name] == traced[name] for name in SECTIONS if traced[name]}
+        if self.silent and self.ts_error is None:
+            if self.options.get("skip_validation"):
+                out["warned checks"] = warned_checks(self.ts_warnings) == verdict.failed_checks
+            if self.options.get("exhaustive_deadlock_race_check", True):
+                out["checker outcome"] = checker_outcome(self.ts_warnings) == verdict.checker.verdict
+        return out
 
 
 @dataclass
@@ -91,6 +105,12 @@ class CaptureResult:
         lines = [f"captured for {self.arch}: {len(self.managers)} TaskManager(s)"]
         for m in self.managers:
             rejected = f"; TS rejected it: {m.ts_error.splitlines()[0]}" if m.ts_error else ""
+            if m.silent and not m.ts_error:
+                rejected = "; TS printed no result (verbose=False)"
+                if m.options.get("skip_validation"):
+                    rejected += f"; checks that failed: {', '.join(warned_checks(m.ts_warnings)) or 'none'}"
+                if m.options.get("exhaustive_deadlock_race_check", True):
+                    rejected += f"; exhaustive checker: {checker_outcome(m.ts_warnings)}"
             lines.append(f"  {m.design.kernel}: tasks {', '.join(m.design.tasks())}{rejected}")
         return "\n".join(lines)
 
@@ -121,9 +141,9 @@ def capture_all(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", t
     if not callable(host_fn):
         raise TslabError(f"capture: host_fn={host_fn!r} is not callable; pass the @cute.jit host function")
     _check_arch(arch)
-    label = name or getattr(host_fn, "__qualname__", None) or getattr(host_fn, "__name__", "kernel")
+    label = name or _label(host_fn)
     call = compile_call(host_fn, args, kwargs, arch, frontend=frontend, options=options)
-    result = _traced(call, label, arch, timeout, _edits, hint=_frontend_hint(frontend, options))
+    result = _traced(call, label, arch, timeout, _edits, hint=_frontend_hint(frontend, options), options=options)
     if _retrace:
         return result
     file, text, function = _file if _file is not None else (None, None, "")
@@ -144,7 +164,7 @@ def capture_call(fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeo
     if not callable(fn):
         raise TslabError(f"capture_call: fn={fn!r} is not callable; pass the function that compiles the kernel")
     _check_arch(arch)
-    label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "call")
+    label = name or _label(fn)
 
     def call() -> Any:
         os.environ["CUTE_DSL_ARCH"] = arch
@@ -153,12 +173,17 @@ def capture_call(fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeo
     return _traced(call, label, arch, timeout, None, hint="")
 
 
+def _label(fn: Any) -> str:
+    """A function's name, or the class name of a kernel object whose ``__call__`` is the host function."""
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__qualname__
+
+
 def _traced(call: Callable[[], Any], label: str, arch: str, timeout: float, edits: Edits | None,
-            hint: str) -> CaptureResult:
+            hint: str, options: str = "") -> CaptureResult:
     with tempfile.TemporaryDirectory(prefix="tslab-trace-") as spill:
         outcome = run_in_child(lambda: record_trace(call, spill, edits), timeout=timeout)
         spilled = read_spill(spill)
-    return _result(outcome, spilled, label, arch, hint)
+    return _result(outcome, spilled, label, arch, hint, options)
 
 
 def _frontend_hint(frontend: Any, options: str) -> str:
@@ -234,7 +259,7 @@ def _check_arch(arch: str) -> None:
 
 
 def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str,
-            hint: str = "") -> CaptureResult:
+            hint: str = "", options: str = "") -> CaptureResult:
     error = outcome.error or (outcome.value or {}).get("error")
     ts_failed = any("ts_error" in e for e in entries)
     if outcome.crashed or (error is not None and not ts_failed):
@@ -243,7 +268,7 @@ def _result(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, ar
         except TslabError:
             partial = None
         failure = crash_error(outcome, entries, label, arch) if outcome.crashed else \
-            trace_error(error, entries, label, arch, outcome.stderr, hint)
+            trace_error(error, entries, label, arch, outcome.stderr, hint, options)
         raise CaptureError(str(failure), partial)
     if not entries:
         raise CaptureError(f"capture of '{label}': no TaskManager was built during the trace; capture opens "
@@ -269,7 +294,7 @@ def _build(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arc
                                    assume_pdl_wait_completed=bundle["assume_pdl_wait_completed"],
                                    name=design_name)
         managers.append(CapturedManager(design, report, entry["options"], entry.get("traced_values", []),
-                                        entry.get("ts_error")))
+                                        entry.get("ts_error"), ts_warnings=entry.get("ts_warnings", [])))
     return CaptureResult(managers, outcome.stdout, arch, stderr=outcome.stderr)
 
 

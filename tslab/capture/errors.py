@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -42,20 +44,102 @@ def arch_error(label: str, arch: str, reason: str, detail: str) -> TslabError:
 FRONTEND_CODES = ("TYPE_DYNAMIC_EXPR_UNSUPPORTED", "TYPE_UNSTABLE_JOIN", "CONTAINER_STRUCTURE_CHANGED")
 
 
+#: DSL errors about the compile options or the installation, not the kernel: what to do about each.
+OPTION_CODES = {
+    "CONFIG_MISSING_TVM_FFI": "options='--enable-tvm-ffi' needs the apache-tvm-ffi package: install it, or leave "
+                              "--enable-tvm-ffi out of options= for the capture (it changes how Python calls the "
+                              "compiled kernel, not the TaskManagers its trace builds)",
+    "CONFIG_MISSING_NVDISASM": "the options ask for SASS disassembly, which needs nvdisasm (the CUDA toolkit): "
+                               "install it, or drop that option for the capture",
+    "CONFIG_UNKNOWN_COMPILE_OPTION": "this CuTe DSL version does not know one of the options: drop it",
+    "CONFIG_MALFORMED_COMPILE_OPTIONS": "fix the options= string (flags and values separated by spaces)",
+    "CONFIG_OPTION_REQUIRES_VALUE": "give the option its value in options=",
+    "CONFIG_INVALID_OPT_LEVEL": "use an --opt-level this CuTe DSL version accepts",
+    "CONFIG_INCOMPATIBLE_FLAGS": "drop one of the conflicting options",
+}
+
+
+def option_error(error: dict[str, Any], entries: list[dict[str, Any]], label: str, options: str) -> TslabError | None:
+    """The error for a compile that failed on its options or the installation (the kernel is not at fault)."""
+    code = next((c for c in OPTION_CODES if c in error["message"]), None)
+    if code is None:
+        return None
+    given = f" (options={options!r})" if options else ""
+    return TslabError(f"capture of '{label}': the compile stopped on its options{given}, not on the "
+                      f"kernel: {error['type']}: {_first_lines(error['message'], 1).splitlines()[0]}; "
+                      f"{OPTION_CODES[code]}{_built(entries)}")
+
+
+_API_CALL = re.compile(r"\b(\w+)\.(\w+)\(\) (?:got an unexpected keyword argument|got multiple values for|"
+                       r"takes \d+ positional|missing \d+ required)")
+_API_ATTR = re.compile(r"(type object|module) '([\w.]+)' has no attribute '(\w+)'")
+
+
+def library_api(message: str) -> str | None:
+    """The CuTe DSL function or attribute a failed call named (``Task._run_task_body_impl``), or None.
+
+    A kernel that calls the library with an argument or a name the installed version lacks was written for
+    another version: its code is right for its own library; the installation is what differs.
+    """
+    call, attr = _API_CALL.search(message), _API_ATTR.search(message)
+    if attr is not None and attr.group(1) == "module":
+        return f"{attr.group(2)}.{attr.group(3)}" if attr.group(2).startswith("cutlass") else None
+    owner_name, name = call.groups() if call is not None else attr.groups()[1:] if attr is not None else (None, None)
+    if owner_name is None:
+        return None
+    for module_name, module in list(sys.modules.items()):
+        owner = getattr(module, owner_name, None) if module_name.startswith("cutlass") and module else None
+        if isinstance(owner, type) and (owner.__module__ or "").startswith("cutlass"):
+            return f"{owner_name}.{name}"
+    return None
+
+
+#: The DSL rebuilding a value it carried (a kernel argument, a loop variable) where the trace had a constant.
+_CONSTANT_CARRIED = re.compile(r"(\S+) expects 0 values, but got")
+
+
+def _dsl_version() -> str:
+    try:
+        return version("nvidia-cutlass-dsl")
+    except PackageNotFoundError:
+        return "(unknown version)"
+
+
+def _built(entries: list[dict[str, Any]]) -> str:
+    return (f"; the {len(entries)} TaskManager(s) built before it are in the error's .result (tslab.check works "
+            "on them)") if entries else ""
+
+
 def trace_error(error: dict[str, Any], entries: list[dict[str, Any]], label: str, arch: str,
-                stderr: str, frontend_hint: str = "") -> TslabError:
-    """The error for a trace that raised: the kernel's own file and line, or the arch it cannot run on."""
+                stderr: str, frontend_hint: str = "", options: str = "") -> TslabError:
+    """The error for a trace that raised: the kernel's own file and line, its options, or the arch it cannot
+    run on."""
     detail = f"{error['type']}: {_first_lines(error['message'])}"
     where = user_frame(error["frames"]) or _message_location(error["message"])
+    by_options = option_error(error, entries, label, options)
+    if by_options is not None:
+        return by_options
     reason = blackwell_reason(entries, error["message"] + stderr, arch)
     if reason:
         return arch_error(label, arch, reason, f"{detail} (raised{where})" if where else detail)
+    api = library_api(error["message"]) if error["type"] in ("TypeError", "AttributeError") else None
+    if api is not None:
+        return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; the kernel uses "
+                          f"{api} in a way nvidia-cutlass-dsl {_dsl_version()} does not accept: it was written for "
+                          f"another CuTe DSL version; capture it with the version its authors use{_built(entries)}")
+    constant = _CONSTANT_CARRIED.search(error["message"]) if error["type"] == "AssertionError" else None
+    if constant is not None:
+        return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; the kernel carries a "
+                          f"value it expects at run time, but this capture made it the constant {constant.group(1)}: "
+                          "give the sizes its authors leave to run time (a batch, a page count) as None in the fake "
+                          "tensors' shapes (or one tslab.fake.extent() shared between modes), and runtime scalars "
+                          f"as cutlass.Int32(...), not Python ints{_built(entries)}")
     if frontend_hint and any(code in error["message"] for code in FRONTEND_CODES):
         return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; this is what a kernel "
-                          f"written for another DSL frontend raises: {frontend_hint}")
+                          f"written for another DSL frontend raises: {frontend_hint}{_built(entries)}")
     more = f" ({frontend_hint})" if frontend_hint else ""
     return TslabError(f"capture of '{label}': the kernel's trace failed{where}: {detail}; check the arguments "
-                      f"passed to capture, then the kernel there{more}")
+                      f"passed to capture, then the kernel there{more}{_built(entries)}")
 
 
 def crash_error(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arch: str) -> TslabError:
@@ -88,8 +172,11 @@ def user_frame(frames: list[tuple[str, int, str]], prefer: str | None = None) ->
 
 
 def _message_location(message: str) -> str:
-    match = re.search(r"([^\s\"'()]+\.py):(\d+)", message)
-    return f" at {match.group(1)}:{match.group(2)}" if match else ""
+    """`` at FILE:LINE`` of the first place the DSL's message points at outside tslab and CuTe DSL ("" if none)."""
+    for match in re.finditer(r"([^\s\"'()]+\.py):(\d+)", message):
+        if not any(part in match.group(1) for part in _LIBRARY_DIRS):
+            return f" at {match.group(1)}:{match.group(2)}"
+    return ""
 
 
 def _first_lines(text: str, n: int = 4) -> str:

@@ -83,6 +83,32 @@ def to_plain(value: Any) -> Any:
     return value
 
 
+def _dtype_text(value: Any) -> str | None:
+    """The CuTe DSL dtype name in ``"cutlass.<Name>"`` (``None`` for anything else)."""
+    if isinstance(value, str) and (m := _DTYPE_TEXT.fullmatch(value)) and m[1] in DTYPE_NAMES:
+        return m[1]
+    return None
+
+
+def shown(value: Any) -> Any:
+    """A plain knob value as a kernel writes it: lists back to tuples (dtypes stay ``"cutlass.<Name>"``)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(shown(v) for v in value)
+    return value
+
+
+def to_value(value: Any) -> Any:
+    """A plain knob value as a host function's argument: tuples, and dtypes as the ``cutlass`` types."""
+    name = _dtype_text(value)
+    if name is not None:
+        import cutlass
+
+        return getattr(cutlass, name)
+    if isinstance(value, (list, tuple)):
+        return tuple(to_value(v) for v in value)
+    return value
+
+
 def _expression(value: Any, where: str) -> ast.expr:
     """The Python expression for a knob value (``cutlass.Float16`` for a dtype)."""
     if isinstance(value, str) and (m := _DTYPE_TEXT.fullmatch(value)) and m[1] in DTYPE_NAMES:
@@ -103,6 +129,8 @@ def check_knob_names(knobs: dict[str, Any], offered: dict[str, Any], owner: str)
 
 
 def _same_kind(old: Any, new: Any) -> bool:
+    if _dtype_text(old) is not None or _dtype_text(new) is not None:
+        return _dtype_text(old) is not None and _dtype_text(new) is not None
     if isinstance(old, bool) or isinstance(new, bool):
         return isinstance(old, bool) and isinstance(new, bool)
     if isinstance(old, (int, float)):
@@ -117,6 +145,9 @@ def check_knob_values(knobs: dict[str, Any], current: dict[str, Any], owner: str
     out = {}
     for name, value in knobs.items():
         plain = to_plain(value)
+        if _dtype_text(current[name]) is not None and _dtype_text(plain) is None:
+            raise TslabError(f"{owner}: knob {name}={value!r} is not a CuTe DSL dtype but the kernel's value is "
+                             f"{current[name]}; give a dtype such as cutlass.Float32")
         if not _same_kind(current[name], plain):
             raise TslabError(f"{owner}: knob {name}={value!r} is a {type(value).__name__} but the kernel's value "
                              f"{current[name]!r} is a {type(current[name]).__name__}; give a value of that kind")
@@ -128,6 +159,8 @@ def module_with_knobs(path: Path, source: str, knobs: dict[str, Any]) -> types.M
     """Execute the kernel file's source with the knob assignments replaced; the module is kept in ``sys.modules``.
 
     Line numbers are kept, so the DSL finds each function's source and tracebacks point at the real file.
+    The source is compiled with its own ``__future__`` imports only (``dont_inherit``): this module's
+    ``annotations`` import would turn the kernel's ``cutlass.Constexpr`` annotations into strings.
     """
     digest = hashlib.sha1(source.encode()).hexdigest()[:10]
     knob_key = hashlib.sha1(json.dumps(knobs, sort_keys=True).encode()).hexdigest()[:8]
@@ -149,7 +182,7 @@ def module_with_knobs(path: Path, source: str, knobs: dict[str, Any]) -> types.M
 
     try:
         with torch_stand_in():
-            exec(compile(tree, str(path), "exec"), module.__dict__)  # the kernel's own code, knobs replaced
+            exec(compile(tree, str(path), "exec", dont_inherit=True), module.__dict__)  # knobs replaced
     except Exception as exc:
         del sys.modules[name]
         raise TslabError(f"kernel file '{path}': importing it with knobs {knobs} failed: "

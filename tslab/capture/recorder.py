@@ -1,8 +1,9 @@
 """The worker side of a capture: compile a host function while recording each TaskManager it builds.
 
 For every ``TaskManager(...)`` the trace constructs, the arguments are copied out (see
-:mod:`tslab.capture.snapshot`) before TS sees them, then TS runs as usual and prints its analysis. Each record is
-written to its own file at once, so that what was built before a crash survives it.
+:mod:`tslab.capture.snapshot`) before TS sees them, then TS runs as usual and prints its analysis; the warnings
+it raises meanwhile are kept (a kernel built with ``skip_validation=True`` gets its failed checks as warnings).
+Each record is written to its own file at once, so that what was built before a crash survives it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -51,12 +53,18 @@ def record_trace(call: Callable[[], Any], spill: str, edits: Edits | None = None
         entry["has_tmem"] = bundle["tmem_allocator"] is not None
         entry["options"]["pipeline_groups"] = len(getattr(bundle["smem_allocator"], "_barrier_groups", ()) or ())
         _spill(spill, count[0], entry)
+        caught: list[warnings.WarningMessage] = []
         try:
-            original(self, **p)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                original(self, **p)
         except Exception as exc:
             entry["ts_error"] = f"{type(exc).__name__}: {exc}"
             raise
         finally:
+            entry["ts_warnings"] = [str(w.message) for w in caught]
+            for w in caught:  # then shown as the kernel's own warning filters say
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             sys.stdout.flush()
             entry["end"] = os.lseek(1, 0, os.SEEK_CUR)
             _spill(spill, count[0], entry)

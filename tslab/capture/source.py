@@ -62,11 +62,16 @@ def arg_spec(value: Any) -> Any:
         return value
     name = type(value).__name__
     if name == "_FakeTensor":
-        return {"tensor": str(value.element_type.__name__), "shape": list(value.shape),
-                "stride": list(value.stride)}
+        return {"tensor": str(value.element_type.__name__), "shape": [_plain_extent(d) for d in value.shape],
+                "stride": [_plain_extent(s) for s in value.stride]}
     if name == "FakeStream" or "Stream" in name:
         return {"stream": True}
     return {"object": " ".join(repr(value).split())[:200]}
+
+
+def _plain_extent(value: Any) -> int | None:
+    """A size or stride as JSON: an int, or None for a runtime value (re-created as a fresh one)."""
+    return value if isinstance(value, int) else None
 
 
 def arg_from_spec(spec: Any) -> Any:
@@ -105,12 +110,12 @@ class KernelSource:
     def module_knobs(self) -> dict[str, Any]:
         """The kernel file's module-level constants, with this source's knob edits (empty for a callable)."""
         base = _knobs.module_knobs(self.file_text) if self.file_text is not None else {}
-        return {k: self.knob_edits.get(k, v) for k, v in base.items()}
+        return {k: _knobs.shown(self.knob_edits.get(k, v)) for k, v in base.items()}
 
     def constexpr_knobs(self) -> dict[str, Any]:
         """The host function's constexpr arguments as this source passes them."""
         base = constexpr_params(self.host_fn, self.args, self.kwargs)
-        return {k: self.knob_edits.get(k, v) for k, v in base.items()}
+        return {k: _knobs.shown(self.knob_edits.get(k, v)) for k, v in base.items()}
 
     def knobs(self) -> dict[str, Any]:
         """Every knob with its current value: constexpr arguments win over module constants of the same name."""
@@ -127,7 +132,7 @@ class KernelSource:
     def _traced_callable(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         constexpr = self.constexpr_knobs()
         kwargs = dict(self.kwargs)
-        kwargs.update({k: v for k, v in self.knob_edits.items() if k in constexpr})
+        kwargs.update({k: _knobs.to_value(v) for k, v in self.knob_edits.items() if k in constexpr})
         module_edits = {k: v for k, v in self.knob_edits.items() if k not in constexpr}
         if not module_edits or self.file is None:
             return self.host_fn, kwargs
@@ -202,15 +207,15 @@ class KernelSource:
         base = self.blueprint(Edits())
         edited = self.blueprint(edits)
         issues = []
-        for resource, fields in asked.items():
-            old_res, new_res = base.resources().get(resource), edited.resources().get(resource)
-            if old_res is None or new_res is None or getattr(old_res, "pipeline_config", None) is None:
+        for name, fields in asked.items():
+            old_res, new_res = _pipelined(base, name), _pipelined(edited, name)
+            if old_res is None or new_res is None:
                 continue
             changed = {f: (getattr(old_res.pipeline_config, f), v) for f, v in fields.items()
                        if f in ("num_stages", "num_bytes") and getattr(old_res.pipeline_config, f) != v}
-            if not changed or _sizes_changed(base, edited, old_res, new_res):
+            if not changed or _sizes_changed(base, edited, _members(old_res), _members(new_res)):
                 continue
-            issues.append(self._unfaithful(resource, changed))
+            issues.append(self._unfaithful(name, changed))
         return issues
 
     def _unfaithful(self, resource: str, changed: dict[str, tuple[Any, Any]]) -> Issue:
@@ -264,23 +269,36 @@ def remember(key: tuple, result: Any) -> None:
         _CACHE.popitem(last=False)
 
 
-def _declared(bp: Blueprint, res: Any) -> dict[str, int] | None:
-    try:
-        smem = {a.name: a.size_bytes for a in res.get_smem_requirements()}
-        tmem = {a.name: a.num_columns for a in res.get_tmem_requirements()} \
-            if hasattr(res, "get_tmem_requirements") else {}
-    except Exception:
-        return None
-    return {**smem, **tmem} or None
+def _pipelined(bp: Blueprint, name: str) -> Any:
+    """The resource or PipelineGroup called ``name`` when it has a pipeline, else None."""
+    found = bp.resources().get(name) or bp.groups().get(name)
+    return found if getattr(found, "pipeline_config", None) is not None else None
 
 
-def _sizes_changed(base: Blueprint, edited: Blueprint, old_res: Any, new_res: Any) -> bool:
-    """Did the allocations ``old_res`` declares change size (all allocations, when it declares none)?"""
-    old, new = _declared(base, old_res), _declared(edited, new_res)
-    if old is None or new is None:
-        old = {a.name: a.size_bytes for a in base.smem_allocations()}
-        new = {a.name: a.size_bytes for a in edited.smem_allocations()}
-    return old != new
+def _members(found: Any) -> list[Any]:
+    """The resources whose buffers an edit of ``found`` should resize: a group's members, or itself."""
+    return list(getattr(found, "members", None) or [found])
+
+
+def _declared(resources: list[Any]) -> dict[str, int] | None:
+    out: dict[str, int] = {}
+    for res in resources:
+        try:
+            out.update({a.name: a.size_bytes for a in res.get_smem_requirements()})
+            if hasattr(res, "get_tmem_requirements"):
+                out.update({a.name: a.num_columns for a in res.get_tmem_requirements()})
+        except Exception:
+            return None
+    return out or None
+
+
+def _sizes_changed(base: Blueprint, edited: Blueprint, old: list[Any], new: list[Any]) -> bool:
+    """Did the allocations these resources declare change size (all SMEM allocations, when they declare none)?"""
+    before, after = _declared(old), _declared(new)
+    if before is None or after is None:
+        before = {a.name: a.size_bytes for a in base.smem_allocations()}
+        after = {a.name: a.size_bytes for a in edited.smem_allocations()}
+    return before != after
 
 
 def load_captured(data: dict[str, Any]) -> Any:
@@ -299,6 +317,7 @@ def load_captured(data: dict[str, Any]) -> Any:
     args = tuple(arg_from_spec(a) for a in src.get("args", []))
     kwargs = {k: arg_from_spec(v) for k, v in (src.get("kwargs") or {}).items()}
     index = int(src.get("index", 0))
+    kwargs.update(frontend=_frontend(src.get("frontend"), where), options=src.get("options", ""))
     if "file" in src:
         path = Path(src["file"]).expanduser()
         if not path.is_file():
@@ -326,6 +345,19 @@ def load_captured(data: dict[str, Any]) -> Any:
     if data.get("alias_groups") is not None:
         design = design.with_alias_groups(data["alias_groups"])
     return design
+
+
+def _frontend(name: str | None, where: str) -> Any:
+    """The DSL frontend a design was captured with (``cute.FrontendNext``), from its saved name."""
+    if name is None:
+        return None
+    from cutlass import cute
+
+    frontend = getattr(cute, name, None)
+    if frontend is None:
+        raise DesignError("input", f"{where} frontend '{name}'", "is not a frontend of this CuTe DSL version",
+                          "capture the kernel again with the frontend its authors compile it with")
+    return frontend
 
 
 def _import_callable(text: str, where: str) -> Callable[..., Any]:

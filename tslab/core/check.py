@@ -107,8 +107,9 @@ def under_assumption(errors: list[Issue], tasks: list[Any]) -> list[Issue]:
     note = (f"TS assumed one loop trip for {', '.join(assumed)}: \"if the domain is not a compile-time Python int, "
             "this may be a FALSE POSITIVE (domain defaults to 1)\"")
     hint = ("check the schedule with a real trip count: capture the kernel with the loop bound as a compile-time "
-            "int (a cutlass.Constexpr argument or a module constant), or fix the blocked step if it blocks for "
-            "any trip count")
+            "int (a cutlass.Constexpr argument or a module constant), or open the kernel's TaskManager built "
+            "outside the trace with an int bound (TS's validate-only mode) with tslab.capture_call(builder); or "
+            "fix the blocked step if it blocks for any trip count")
     return [Issue("blocked-assumed", e.where, f"{e.message}; {note}", hint) if e.kind == "deadlock" else e
             for e in errors]
 
@@ -175,11 +176,12 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
             result = CheckerResult(verdict="not-run", max_states=max_states)
             errors.append(Issue("schedule", "exhaustive checker", one_line(exc),
                                 "fix the structural errors above first"))
-    other = []
+    other, failed = [], []
     for w in caught:
         text = str(w.message)
         if text.startswith("TS validation"):
             errors.append(_issue_from_warning(text, names))
+            failed.extend(m["check"] for m in [_WARNING.match(text)] if m)
         else:
             other.append(text)
     checker_issues = _checker_issues(result)
@@ -195,4 +197,5 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
         checker=result, report=out.getvalue(), smem_total=smem.total if smem else 0, smem_capacity=capacity,
         tmem_total=tmem.total if tmem else 0, tmem_capacity=tmem_capacity,
         barrier_bytes=smem.barrier_smem_bytes if smem else 0, alias_savings=alias_savings(layout, smem),
-        seconds=time.perf_counter() - started, warnings=other, trace=counterexample)
+        seconds=time.perf_counter() - started, warnings=other, trace=counterexample,
+        failed_checks=sorted(set(failed)))

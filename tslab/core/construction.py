@@ -94,18 +94,23 @@ def bind_arguments(init: Any, instance: Any, args: tuple, kwargs: dict) -> dict[
 
 
 @contextlib.contextmanager
-def edits_at_construction(edits: Edits) -> Iterator[None]:
+def edits_at_construction(edits: Edits, *, validate: bool = True) -> Iterator[None]:
     """While active, every ``TaskManager(...)`` built in this process gets ``edits`` applied first.
 
+    ``validate=False`` passes ``skip_validation=True`` to TS, which then warns instead of raising when its
+    checks fail: how a design the checker refused is compiled on purpose (to watch it hang, say).
     Meant for a compile trace in a worker process; ``TaskManager.__init__`` is restored on exit.
     """
-    if not edits:
+    if not edits and validate:
         yield
         return
     original = TaskManager.__init__
 
     def edited_init(self: Any, *args: Any, **kwargs: Any) -> None:
-        original(self, **edited_arguments(bind_arguments(original, self, args, kwargs), edits))
+        arguments = edited_arguments(bind_arguments(original, self, args, kwargs), edits)
+        if not validate:
+            arguments = dict(arguments, skip_validation=True)
+        original(self, **arguments)
 
     TaskManager.__init__ = edited_init
     try:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from ..errors import DesignError, TslabError, did_you_mean, one_line
-from . import pipeline_fields, pipeline_groups
+from . import mime, pipeline_fields, pipeline_groups
 from .blueprint import Blueprint, Lowered, lower
+from .registry import kernel_module
+from .schema import validate_design_document
 from .steps import Step, normalize_steps, steps_from_task
 
 FORMAT_VERSION = 1
@@ -50,8 +54,6 @@ class Design:
         self._kernel = kernel
         self._source = _source
         if _source is None:
-            from ..kernels import kernel_module
-
             module = kernel_module(kernel)
             params = _check_params(kernel, module.PARAMS, params or {})
         try:
@@ -93,9 +95,24 @@ class Design:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
+    def save(self, path: str | os.PathLike[str], verdict: Any = None) -> Path:
+        """Write a design file (``*.tslab.json``, opened by JupyterLab's tslab viewer), with ``verdict`` if given.
+
+        :meth:`from_json` reads it back (a saved verdict is for readers of the file, not part of the design).
+        """
+        data = self.to_dict()
+        if verdict is not None:
+            data["verdict"] = verdict.to_mime()
+        out = Path(path)
+        out.write_text(json.dumps(data, indent=2) + "\n")
+        return out
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {mime.DESIGN: self.to_dict(), "text/plain": repr(self)}
+
     @classmethod
     def from_json(cls, text: str) -> Design:
-        """Read a design written by :meth:`to_json`."""
+        """Read a design written by :meth:`to_json` or :meth:`save`."""
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, TypeError) as exc:
@@ -105,14 +122,11 @@ class Design:
 
     @classmethod
     def from_dict(cls, data: Any) -> Design:
-        if not isinstance(data, dict) or "kernel" not in data:
-            raise DesignError("input", "design JSON", "has no 'kernel' key",
-                              "pass the text written by Design.to_json()")
-        unknown = set(data) - {"tslab_design", "kernel", "params", "pipelines", "schedules", "alias_groups",
-                               "source", "knobs"}
-        if unknown:
-            raise DesignError("input", "design JSON", f"unknown key {sorted(unknown)[0]!r}",
-                              "keys are kernel, params, pipelines, schedules, alias_groups")
+        """Read a design from plain data; its shape is checked against ``tslab/schemas/design.v1.json``.
+
+        A captured design (one with ``source``) is captured again from its kernel file (see ``tslab.capture``).
+        """
+        validate_design_document(data)
         if "source" in data:
             if _SOURCE_LOADER is None:
                 raise DesignError("input", "design JSON", "records a captured kernel, which needs tslab.capture",
@@ -121,10 +135,6 @@ class Design:
         if data["kernel"] == CUSTOM:
             raise DesignError("input", "design JSON", "a custom design cannot be rebuilt from JSON alone",
                               "rebuild it with Design.from_tasks(...) and re-apply the overrides")
-        for key, kind in (("params", dict), ("pipelines", dict), ("schedules", dict)):
-            if data.get(key) is not None and not isinstance(data[key], kind):
-                raise DesignError("input", f"design JSON key '{key}'", f"is a {type(data[key]).__name__}",
-                                  f"'{key}' must be an object")
         return cls(data["kernel"], data.get("params"), pipelines=data.get("pipelines"),
                    schedules=data.get("schedules"), alias_groups=data.get("alias_groups"))
 
@@ -286,8 +296,6 @@ class Design:
             return self._source.blueprint(self._edits())
         if self._source is not None:
             return self._source()
-        from ..kernels import kernel_module
-
         try:
             return kernel_module(self._kernel).build(**self._params)
         except DesignError:

@@ -16,8 +16,8 @@ from typing import Any
 import pandas as pd
 
 from ..errors import DesignError
+from .mime import TRACE as MIME
 
-MIME = "application/vnd.tslab.trace+json"
 FORMAT_VERSION = 1
 
 

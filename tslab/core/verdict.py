@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import Issue
+from . import mime
 from .checker import CheckerResult
 
 
@@ -31,6 +32,7 @@ class Verdict:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     trace: Any = None
+    failed_checks: list[str] = field(default_factory=list)  # TS's TaskManager checks that failed, by method name
 
     @property
     def ok(self) -> bool:
@@ -109,5 +111,38 @@ class Verdict:
                 f" checker: {html.escape(c.verdict)}, {c.states_explored:,} states"
                 + (f"<ul>{rows}</ul>" if rows else "") + "</div>")
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.text(), "text/html": self._repr_html_()}
+    def layout_rows(self) -> list[dict[str, Any]]:
+        """TS's memory layout table as JSON-plain rows (what the memory maps draw)."""
+        return _records(self.layout)
+
+    def memory(self) -> dict[str, int]:
+        """The memory figures the maps and their summary line show."""
+        return {"smem_used": self.smem_used, "smem_data": self.smem_total, "barrier_bytes": self.barrier_bytes,
+                "smem_capacity": self.smem_capacity, "alias_savings": self.alias_savings,
+                "tmem_used": self.tmem_total, "tmem_capacity": self.tmem_capacity}
+
+    def schedule_rows(self) -> list[dict[str, Any]]:
+        """TS's schedule table as JSON-plain rows (what the swimlane views draw)."""
+        return _records(self.schedule)
+
+    def to_mime(self) -> dict[str, Any]:
+        """What a saved notebook keeps for JupyterLab's verdict renderer (``mime.VERDICT``; no timings)."""
+        c = self.checker
+        return {"tslab_verdict": 1, "kernel": self.design.kernel if self.design is not None else "design",
+                "status": self.status, "ok": self.ok, "errors": [e.to_dict() for e in self.errors],
+                "warnings": list(self.warnings),
+                "memory": self.memory(), "layout": self.layout_rows(), "schedule": self.schedule_rows(),
+                "checker": {"verdict": c.verdict, "states_explored": c.states_explored,
+                            "hit_state_limit": c.hit_state_limit, "max_states": c.max_states, "runs": c.runs,
+                            "context": c.context},
+                "trace": self.trace.to_dict() if self.trace is not None else None,
+                "design": self.design.to_dict() if self.design is not None else None}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {mime.VERDICT: self.to_mime(), "text/plain": self.text(), "text/html": self._repr_html_()}
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """DataFrame rows as JSON-plain dicts (numpy ints -> int, missing -> None)."""
+    return [{k: None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+            for row in frame.astype(object).to_dict("records")]

@@ -20,8 +20,20 @@ def _quantile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=10, method="inclusive")[round(q * 10) - 1]
 
 
+def _edits_label(r: dict[str, Any]) -> str:
+    """What the design edits on top of its kernel's own schedule and aliasing ('' when nothing)."""
+    parts = [f"schedule {task}" for task in r.get("schedules") or {}]
+    if r.get("alias_groups") is not None:
+        parts.append(f"alias groups {r['alias_groups']}")
+    return "; ".join(parts)
+
+
 class BenchResult:
-    """One row per kernel and size: median and p10/p90 of the repeats, GB/s, the ratio to torch."""
+    """One row per kernel and size: median and p10/p90 of the repeats, GB/s, the ratio to torch.
+
+    GEMM rows also carry ``tflops``, ``torch_tflops`` (``torch.mm`` in the same worker) and ``pct_peak`` (of the
+    H200's dense fp16/bf16 peak); their ``ratio`` is torch.mm's time over the kernel's.
+    """
 
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         self.raw = rows
@@ -38,6 +50,7 @@ class BenchResult:
             "shape": "x".join(map(str, r["shape"])),
             "dtype": r["dtype"],
             "params": ",".join(f"{a}={b}" for a, b in {**r["params"], **r["launch"]}.items()),
+            "edits": _edits_label(r),
             "bytes": r["bytes"],
             "graphs": r["graphs"],
             "median_us": med,
@@ -54,6 +67,12 @@ class BenchResult:
         if r["torch_us"]:
             t = statistics.median(r["torch_us"])
             row.update(torch_us=t, torch_gbps=r["bytes"] / t / 1e3, ratio=t / med)
+        if r.get("flops"):  # a GEMM: rates in TFLOP/s, against torch.mm and the H200's dense peak
+            from .gemm_jobs import H200_DENSE_PEAK_TFLOPS
+
+            row.update(tflops=r["flops"] / med / 1e6, pct_peak=100 * r["flops"] / med / 1e6 / H200_DENSE_PEAK_TFLOPS)
+            if r["torch_us"]:
+                row["torch_tflops"] = r["flops"] / statistics.median(r["torch_us"]) / 1e6
         return row
 
     @classmethod
@@ -69,7 +88,8 @@ class BenchResult:
         return len(self.table)
 
     def __repr__(self) -> str:
-        cols = ["kernel", "shape", "params", "median_us", "p10_us", "p90_us", "gbps", "torch_gbps", "ratio"]
+        cols = ["kernel", "shape", "params", "median_us", "p10_us", "p90_us", "gbps", "torch_gbps", "tflops",
+                "torch_tflops", "pct_peak", "ratio"]
         return self.table[[c for c in cols if c in self.table]].to_string(index=False, float_format="%.3f")
 
     def _repr_html_(self) -> str:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from ..errors import TslabError
+from ..errors import TslabError, cli_message
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -29,7 +29,8 @@ def _param(text: str) -> tuple[str, Any]:
 
 def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``tslab export`` (the main CLI calls this on its subparser)."""
-    parser.add_argument("name", help="catalog kernel (grid_stride_copy, tma_copy) or a design JSON file")
+    parser.add_argument("name", help="catalog GPU kernel (grid_stride_copy, tma_copy; demo_deadlock with --force), "
+                        "a design JSON file, or kernel.py::host_fn (with --arg, --knob)")
     parser.add_argument("--arch", default="sm_90a", help="GPU arch to compile for (default: sm_90a)")
     parser.add_argument(
         "-o", "--output", required=True, help="package folder to write; its name is the module name"
@@ -52,20 +53,41 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
     parser.add_argument(
         "--force", action="store_true", help="overwrite DIR; export even if the check is not SAFE"
     )
+    parser.add_argument("--arg", action="append", default=[], metavar="SPEC",
+                        help="for a kernel.py::host_fn target: a host function argument (f16[1024,1024], stream, 128)")
+    parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE",
+                        help="a captured kernel's knob, re-traced before compiling (e.g. --knob ab_stages=5)")
     return parser
+
+
+def _export_captured(args: argparse.Namespace, design: Any) -> int:
+    from ..capture.cli import with_knobs
+    from ..capture.export import export_captured
+
+    path = export_captured(with_knobs(design, args.knob), args.output, arch=args.arch, force=args.force,
+                           overwrite=args.force)
+    print(path)
+    return 0
 
 
 def export_command(args: argparse.Namespace) -> int:
     """Run ``tslab export`` with parsed ``args``; prints the package path, returns the exit code."""
     from pathlib import Path
 
+    from ..capture.cli import capture_target, is_target
     from ..core.design import Design
+    from .errors import UnsupportedArchError
     from .export import export
-    from .targets import require_gpu_kernel
+    from .targets import require_arch, require_gpu_kernel
 
     try:
+        require_arch(args.arch, f"export of '{args.name}'")
+        if is_target(args.name):
+            return _export_captured(args, capture_target(args.name, args.arg, arch=args.arch))
         if args.name.endswith(".json"):
             design = Design.from_json(Path(args.name).read_text())
+            if design.is_captured:
+                return _export_captured(args, design)
             if args.param:
                 design = design.with_params(**dict(args.param))
         else:
@@ -82,8 +104,11 @@ def export_command(args: argparse.Namespace) -> int:
             force=args.force,
             overwrite=args.force,
         )
+    except UnsupportedArchError as exc:
+        print(f"tslab export: {cli_message(exc)}", file=sys.stderr)
+        return 2
     except (TslabError, OSError) as exc:
-        print(f"tslab export: {exc}", file=sys.stderr)
+        print(f"tslab export: {cli_message(exc)}", file=sys.stderr)
         return 1
     print(path)
     return 0

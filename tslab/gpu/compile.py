@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.check import check
-from .errors import NoGpuError, UnsafeDesignError
-from .targets import Target, resolve
+from .errors import KernelHungError, NoGpuError, UnsafeDesignError, WorkerTimeoutError
+from .jobs import KERNEL_PHASE
+from .targets import Target, require_arch, resolve
 from .worker import run_job
 
+#: Seconds a run's worker may take to start, build its inputs and compile, before its kernel's own limit starts.
+SETUP_TIMEOUT = 600.0
 #: Multiprocessors assumed when compiling for an arch without its GPU (the H100/H200 SXM count).
 DEFAULT_SMS = {"sm_90a": 132, "sm_90": 132, "sm_100a": 148}
 
@@ -30,6 +34,7 @@ class CompiledKernel:
     spill_loads: int | None = None
     stack_frame: int | None = None
     log: str = field(default="", repr=False)
+    captured: bool = False  # a captured kernel: compiled to inspect; it runs through its own host code
 
     @property
     def smem_bytes(self) -> int:
@@ -67,14 +72,35 @@ class CompiledKernel:
         )
 
     def run(self, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:
-        """Run once on this machine's GPU against fresh random input; raises when the output is wrong."""
-        return run_on_gpu(self.target, seed=seed, timeout=timeout)
+        """Run once on this machine's GPU against fresh random input; raises when the output is wrong.
+
+        ``timeout``: seconds the kernel may run once launched (starting the worker and compiling have
+        :data:`SETUP_TIMEOUT` of their own). A kernel that does not finish raises :class:`KernelHungError`,
+        which quotes the checker's counterexample when it predicted the hang; its worker is stopped, which
+        frees the GPU for the next run.
+        """
+        self._require_catalog("run")
+        try:
+            return run_on_gpu(self.target, seed=seed, timeout=timeout)
+        except WorkerTimeoutError as exc:
+            if exc.phase != KERNEL_PHASE:
+                raise
+            raise KernelHungError.from_verdict(self.target.kernel, self.verdict, timeout) from None
 
     def bench(self, **kwargs: Any) -> Any:
         """Time this kernel against torch (see :func:`tslab.gpu.bench`)."""
         from .bench import bench
 
+        self._require_catalog("bench")
         return bench(self, **kwargs)
+
+    def _require_catalog(self, what: str) -> None:
+        if self.captured:
+            from .errors import UnsupportedKernelError
+
+            raise UnsupportedKernelError(
+                f"captured kernel '{self.target.kernel}': tslab compiles it to show its PTX, registers and spills; "
+                f"{what} it through its own host code with real tensors (tslab has no inputs or reference for it)")
 
 
 def require_gpu(what: str) -> Any:
@@ -86,6 +112,11 @@ def require_gpu(what: str) -> Any:
         raise NoGpuError(f"{what}: no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works "
                          "without one (kernel.ptx, kernel.cubin), run and bench need a GPU")
     return info
+
+
+def checked_target(target: Target, verdict: Any) -> Target:
+    """``target`` for a design with this verdict: one the checker refused is compiled with TS warning, not raising."""
+    return target if verdict.ok else dataclasses.replace(target, validate=False)
 
 
 def verified(design: Any, force: bool) -> Any:
@@ -119,7 +150,13 @@ def compile(
     Without a GPU ``arch`` must be given (e.g. ``"sm_90a"``). ``sms`` sizes the persistent grid
     (default: this GPU's count, else the arch's usual count); ``launch`` overrides the kernel module's
     ``LAUNCH`` options (e.g. ``{"ctas_per_sm": 1}``).
+    A captured design (``tslab.capture``) is compiled as edited: its knobs in the kernel's code, its edits
+    applied at TaskManager construction; it is compiled to inspect (PTX, registers), not run by tslab.
     """
+    if getattr(design, "is_captured", False):
+        from .captured import compile_captured_design
+
+        return compile_captured_design(design, arch, force=force, timeout=timeout)
     target = resolve(design, shape, dtype, launch)
     if arch is None or sms is None:
         from .device import device
@@ -134,7 +171,9 @@ def compile(
             arch = info.arch
         if sms is None:
             sms = info.sm_count if info is not None and info.arch == arch else DEFAULT_SMS.get(arch, 132)
+    require_arch(arch, f"compile of '{target.kernel}'")
     verdict = verified(design, force)
+    target = checked_target(target, verdict)
     out = run_job(
         "tslab.gpu.jobs:compile_job",
         {"target": target.to_dict(), "arch": arch, "sms": sms},
@@ -158,15 +197,15 @@ def compile(
 
 
 def run_on_gpu(target: Target, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:
-    """Compile for this GPU, run once, check against the input (in a worker, with a timeout)."""
+    """Compile for this GPU, run once, check against the input (in a worker; the kernel gets ``timeout`` s)."""
     from .errors import CheckFailedError
 
     require_gpu(f"run of '{target.kernel}'")
 
     return run_job(
         "tslab.gpu.jobs:run_job",
-        {"target": target.to_dict(), "seed": seed},
-        timeout=timeout,
+        {"target": target.to_dict(), "seed": seed, "timeout": timeout},
+        timeout=SETUP_TIMEOUT,
         what=f"run of '{target.kernel}'",
         error=CheckFailedError,
     )

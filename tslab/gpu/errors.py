@@ -17,6 +17,10 @@ class UnsupportedKernelError(GpuError, ValueError):
     """The design's kernel has no GPU kernel in this version of tslab."""
 
 
+class UnsupportedArchError(GpuError, ValueError):
+    """The arch asked for is not one tslab's kernels compile for."""
+
+
 class UnsafeDesignError(GpuError, ValueError):
     """``tslab.check`` did not prove the design safe; carries the verdict."""
 
@@ -34,7 +38,47 @@ class WorkerCrashedError(GpuError):
 
 
 class WorkerTimeoutError(GpuError):
-    """The worker process ran past its time limit and was stopped."""
+    """The worker process ran past its time limit and was stopped.
+
+    ``phase`` names what the job was doing (e.g. ``"running the kernel"``), ``None`` while it was starting.
+    """
+
+    def __init__(self, message: str, *, phase: str | None = None, seconds: float | None = None) -> None:
+        super().__init__(message)
+        self.phase = phase
+        self.seconds = seconds
+
+
+class KernelHungError(WorkerTimeoutError):
+    """A launched kernel did not finish in time; its worker was stopped, which frees the GPU.
+
+    Built by :meth:`from_verdict`, which says whether ``tslab.check`` predicted the hang.
+    """
+
+    @classmethod
+    def from_verdict(cls, kernel: str, verdict: object, seconds: float) -> KernelHungError:
+        stopped = f"the worker was stopped after {seconds:g} s, which frees the GPU"
+        deadlocks = [e for e in getattr(verdict, "errors", []) if e.kind == "deadlock"]
+        if deadlocks:
+            blocked = deadlocks[0].message
+            hint = deadlocks[0].hint or "fix the schedule"
+            message = (f"kernel '{kernel}': hung on the GPU as tslab.check() predicted ({blocked}); {stopped}; "
+                       f"{hint}, check it again and compile it without force=True.")
+        else:
+            status = getattr(verdict, "status", "unknown")
+            message = (f"kernel '{kernel}': did not finish within {seconds:g} s although tslab.check() says "
+                       f"{status}; {stopped}; raise timeout= for a large problem, or report it: the checker "
+                       "and the kernel disagree.")
+        return cls(message, phase="running the kernel", seconds=seconds)
+
+
+class GpuOutOfMemoryError(GpuError, MemoryError):
+    """The GPU had too little free memory for an allocation; the bytes asked and free when torch said them."""
+
+    def __init__(self, message: str, requested_bytes: int | None = None, free_bytes: int | None = None) -> None:
+        super().__init__(message)
+        self.requested_bytes = requested_bytes
+        self.free_bytes = free_bytes
 
 
 class CheckFailedError(GpuError):

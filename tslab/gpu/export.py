@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from . import templates
-from .compile import DEFAULT_SMS, verified
+from .compile import DEFAULT_SMS, checked_target, verified
 from .errors import GpuError
-from .targets import resolve
+from .targets import require_arch, resolve
 from .worker import run_job
 
 
@@ -36,6 +36,14 @@ def export(
 
     ``sms`` sizes the persistent grid baked into the kernel (default: the arch's usual count).
     """
+    require_arch(arch, f"export of '{getattr(design, 'kernel', design)}'")
+    if getattr(design, "kernel", None) == "gemm_sm90":
+        from .errors import UnsupportedKernelError
+
+        raise UnsupportedKernelError(
+            "design 'gemm_sm90': an exported package wraps a copy's run(src, dst) for one shape; the GEMM "
+            "package (run(a, b, c) for any shape) is not built yet; use tslab.gpu.compile(...).run() or bench()"
+        )
     out = Path(path)
     name = out.name
     if not name.isidentifier() or keyword.iskeyword(name):
@@ -51,6 +59,7 @@ def export(
         shutil.rmtree(out)
     target = resolve(design, shape, dtype, launch)
     verdict = verified(design, force)
+    target = checked_target(target, verdict)
     sms = sms or DEFAULT_SMS.get(arch, 132)
     out.mkdir(parents=True)
     try:
@@ -77,6 +86,8 @@ def export(
         "sms": sms,
         "launch": target.launch,
         "design": design.to_dict(),
+        # What was applied at TaskManager construction: the kernel module's own schedules and the design's edits.
+        "edits": {"schedules": target.schedules, "alias_groups": target.alias_groups},
         "verdict": verdict.status,
     }
     (out / "design.json").write_text(json.dumps(meta, indent=2) + "\n")

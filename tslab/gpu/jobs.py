@@ -15,8 +15,18 @@ from .targets import Target
 
 
 def _target(data: dict[str, Any]) -> Target:
-    pipelines = tuple((n, tuple(tuple(kv) for kv in f)) for n, f in data["pipelines"])
-    return Target(data["kernel"], data["params"], tuple(data["shape"]), data["dtype"], pipelines, data["launch"])
+    return Target.from_dict(data)
+
+
+def compile_target(t: Target, sms: int, options: str) -> Any:
+    """``cute.compile`` of the target's kernel with fake tensors, its edits applied at TaskManager construction.
+
+    Every compile of a target goes through here, so what runs is the design as edited and checked.
+    """
+    from cutlass import cute
+
+    with t.edits_applied():
+        return cute.compile(t.module.launch, *_fake(t), *t.launch_constants(sms), options=options)
 
 
 @contextlib.contextmanager
@@ -71,6 +81,11 @@ def fake_args(target: Target) -> tuple:
     return make(), make(), make_fake_stream()
 
 
+def _fake(t: Target) -> tuple:
+    """Compile-only arguments: the kernel module's own where it has them (GEMM: a, b, c, stream)."""
+    return t.module.fake_args(t.shape, t.dtype) if hasattr(t.module, "fake_args") else fake_args(t)
+
+
 def _options(arch: str, keep: bool) -> str:
     return f"--gpu-arch {arch}" + (" --keep-ptx --keep-cubin remarks{ptx}" if keep else "")
 
@@ -93,14 +108,12 @@ def parse_ptxas(text: str) -> dict[str, int | None]:
 
 def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
     """Compile for ``arch`` with fake tensors; PTX, cubin and ptxas' resource report."""
-    from cutlass import cute
-
     t = _target(target)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch, _capture_fds() as log:
         # --keep-ptx/--keep-cubin also write files; send them to a scratch folder, not the working directory.
         options = f"{_options(arch, True)} --dump-dir {scratch}"
-        fn = cute.compile(t.module.launch, *fake_args(t), *t.launch_constants(sms), options=options)
+        fn = compile_target(t, sms, options)
     seconds = time.perf_counter() - started
     return {
         "ptx": fn.artifacts.PTX,
@@ -152,14 +165,10 @@ def _sms() -> int:
 
 
 def _compiled(t: Target, src: Any, dst: Any, stream: Any) -> Any:
-    from cutlass import cute
-
     from .device import device
 
     info = device()
-    return cute.compile(
-        t.module.launch, *fake_args(t), *t.launch_constants(info.sm_count), options=_options(info.arch, False)
-    )
+    return compile_target(t, info.sm_count, _options(info.arch, False))
 
 
 def _stream() -> Any:
@@ -182,15 +191,25 @@ def check_output(src: Any, dst: Any) -> dict[str, float]:
     return {"rel_error": err, "mismatches": bad}
 
 
-def run_job(target: dict[str, Any], seed: int = 0) -> dict[str, Any]:
-    """Compile on the GPU, copy fresh random data into a poisoned output, compare with the input."""
+#: The phase a run job enters when it launches its kernel (a timeout in it means the kernel hung).
+KERNEL_PHASE = "running the kernel"
+
+
+def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None) -> dict[str, Any]:
+    """Compile on the GPU, copy fresh random data into a poisoned output, compare with the input.
+
+    ``timeout``: seconds the kernel may run once launched (the worker's parent stops it after that).
+    """
     import torch
     from cutlass.cute.runtime import from_dlpack
 
     from .errors import CheckFailedError
+    from .worker import enter_phase
 
     _sms()
     t = _target(target)
+    if t.kernel == "gemm_sm90":
+        return _gemm_run(t, seed)
     src = _random(t.shape, t.dtype, seed)
     dst = torch.empty_like(src)
     _poison(dst)
@@ -198,6 +217,8 @@ def run_job(target: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     started = time.perf_counter()
     fn = _compiled(t, src, dst, stream)
     compile_s = time.perf_counter() - started
+    if timeout is not None:
+        enter_phase(KERNEL_PHASE, timeout)
     fn(from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16), stream)
     torch.cuda.synchronize()
     result = {
@@ -298,6 +319,9 @@ def bench_job(
     rows = []
     for i, data in enumerate(targets):
         t = _target(data)
+        if t.kernel == "gemm_sm90":
+            rows.append(_gemm_time(t, repeats=repeats, iterations=iterations, warmup=warmup, baseline=baseline))
+            continue
         # CUDA graphs capture only on a stream other than the legacy default one.
         side = torch.cuda.stream(torch.cuda.Stream()) if use_cuda_graphs else contextlib.nullcontext()
         with side:
@@ -324,11 +348,9 @@ def bench_job(
 
 def export_job(target: dict[str, Any], arch: str, sms: int, directory: str, prefix: str) -> dict[str, Any]:
     """Compile for ``arch`` and write ``<prefix>.h`` and ``<prefix>.o`` into ``directory``."""
-    from cutlass import cute
-
     preload_runtime()
     t = _target(target)
-    fn = cute.compile(t.module.launch, *fake_args(t), *t.launch_constants(sms), options=_options(arch, False))
+    fn = compile_target(t, sms, _options(arch, False))
     fn.export_to_c(file_path=directory, file_name=prefix, function_prefix=prefix)
     return {"files": sorted(os.listdir(directory))}
 
@@ -342,3 +364,19 @@ def preload_runtime() -> None:
     for path in find_runtime_libraries(enable_tvm_ffi=False):
         if os.path.exists(path):
             ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+
+def _gemm_run(t: Target, seed: int) -> dict[str, Any]:
+    from . import gemm_jobs
+    from .device import device
+
+    info = device()
+    return gemm_jobs.run(t, seed=seed, sms=info.sm_count, arch=info.arch, stream=_stream())
+
+
+def _gemm_time(t: Target, **kwargs: Any) -> dict[str, Any]:
+    from . import gemm_jobs
+    from .device import device
+
+    info = device()
+    return gemm_jobs.time_target(t, sms=info.sm_count, arch=info.arch, stream=_stream(), **kwargs)

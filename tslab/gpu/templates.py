@@ -78,9 +78,11 @@ def _check(name: str, t: Any) -> None:
 def run(src: "torch.Tensor", dst: "torch.Tensor", stream: Any = None) -> None:  # noqa: F821
     """Copy ``src`` into ``dst`` on ``stream`` (default: torch's current stream); both of SHAPE and DTYPE."""
     arch = gpu_arch(src.device.index or 0)
+    if arch is None:
+        raise ExportedKernelError(f"module '{name}': no NVIDIA GPU or driver is present; this module needs a GPU "
+                                  f"of arch {{ARCH}} to run (load() works without one)")
     if arch != ARCH:
-        raise ExportedKernelError(f"this kernel is compiled for {{ARCH}} but the GPU is "
-                                  f"{{arch or 'absent'}}; "
+        raise ExportedKernelError(f"module '{name}': compiled for {{ARCH}} but this GPU is {{arch}}; "
                                   f"export it again with arch={{arch!r}}")
     _check("src", src)
     _check("dst", dst)

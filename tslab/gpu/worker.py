@@ -1,7 +1,9 @@
 """Run one job in a fresh worker process so an MLIR abort, a signal or a hung GPU never takes the caller down.
 
 A job is ``"module:function"`` plus keyword arguments (picklable); its return value comes back pickled.
-The worker's stdout and stderr go to a log file whose tail is quoted in every error.
+The worker's stdout and stderr go to a log file whose tail is quoted in every error. A job may enter a named
+phase with its own time limit (:func:`enter_phase`, e.g. once its kernel is launched), so a timeout says
+whether the worker was still starting and compiling or the kernel itself did not finish.
 """
 
 from __future__ import annotations
@@ -18,11 +20,21 @@ from collections.abc import Iterator
 from typing import Any
 
 from .errors import CompileError, GpuError, WorkerCrashedError, WorkerTimeoutError
+from .oom import is_out_of_memory, out_of_memory_error
 
 _LOG_TAIL = 2000
+_conn: Any = None  # the pipe to the parent, inside a worker process
+
+
+def enter_phase(phase: str, timeout: float) -> None:
+    """Inside a job: tell the parent the job entered ``phase``, which may last ``timeout`` seconds from now."""
+    if _conn is not None:
+        _conn.send(("phase", phase, float(timeout)))
 
 
 def _entry(conn: Any, job: str, kwargs: dict[str, Any], log_path: str, env: dict[str, str]) -> None:
+    global _conn
+    _conn = conn
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
@@ -83,7 +95,7 @@ def run_job(
     """Run ``job(**kwargs)`` in a spawned process and return its result.
 
     Raises ``error`` when the job raised, :class:`WorkerCrashedError` when the process died and
-    :class:`WorkerTimeoutError` after ``timeout`` seconds.
+    :class:`WorkerTimeoutError` after ``timeout`` seconds (or after the limit of the phase the job entered last).
     """
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
@@ -93,22 +105,29 @@ def run_job(
     with _main_not_reimported():
         proc.start()
     child.close()
+    phase, limit = None, timeout
     try:
-        if not parent.poll(timeout):
-            if proc.is_alive():
-                proc.kill()
+        while True:
+            if not parent.poll(limit):
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join(5)
+                    during = f" {phase}" if phase else ""
+                    raise WorkerTimeoutError(
+                        f"{what}: the worker ran past {limit:.0f} s{during} and was stopped; raise timeout= or use "
+                        f"a smaller problem.\n--- worker output (tail) ---\n{_tail(log_path)}",
+                        phase=phase, seconds=limit,
+                    )
                 proc.join(5)
-                raise WorkerTimeoutError(
-                    f"{what}: the worker ran past {timeout:.0f} s and was stopped; raise timeout= or use a "
-                    f"smaller problem.\n--- worker output (tail) ---\n{_tail(log_path)}"
-                )
-            proc.join(5)
-            raise _crash(what, proc.exitcode, log_path)
-        try:
-            message = parent.recv()
-        except EOFError:
-            proc.join(5)
-            raise _crash(what, proc.exitcode, log_path) from None
+                raise _crash(what, proc.exitcode, log_path)
+            try:
+                message = parent.recv()
+            except EOFError:
+                proc.join(5)
+                raise _crash(what, proc.exitcode, log_path) from None
+            if message[0] != "phase":
+                break
+            _, phase, limit = message
         proc.join(30)
     finally:
         parent.close()
@@ -118,6 +137,8 @@ def run_job(
         os.unlink(log_path)
         return message[1]
     _, kind, text, trace = message
+    if is_out_of_memory(kind, text):
+        raise out_of_memory_error(what, text)
     if kind in _PASS_THROUGH:
         raise _PASS_THROUGH[kind](text)
     raise error(
@@ -126,7 +147,9 @@ def run_job(
 
 
 def _crash(what: str, code: int | None, log_path: str) -> WorkerCrashedError:
-    if code is not None and code < 0:
+    if code == -signal.SIGABRT:
+        how = "aborted (SIGABRT: an assertion or abort inside MLIR/CUDA)"
+    elif code is not None and code < 0:
         try:
             how = f"was killed by {signal.Signals(-code).name}"
         except ValueError:
@@ -134,7 +157,7 @@ def _crash(what: str, code: int | None, log_path: str) -> WorkerCrashedError:
     else:
         how = f"exited with code {code} without a result"
     return WorkerCrashedError(
-        f"{what}: the worker process {how} (an abort inside MLIR/CUDA); this process is unharmed. "
+        f"{what}: the worker process {how}; this process is unharmed. "
         f"Check the design with tslab.check() and the output below.\n--- worker output (tail) ---\n"
         f"{_tail(log_path)}"
     )
@@ -156,8 +179,15 @@ def abort_for_test() -> None:
     os.abort()
 
 
-def hang_for_test(seconds: float) -> None:
-    """A job that outlives any short timeout (used by the timeout test)."""
+def kill_for_test() -> None:
+    """A job whose process is killed with SIGKILL, as from outside (used by the crash-report test)."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def hang_for_test(seconds: float, phase: str | None = None, phase_timeout: float = 0.0) -> None:
+    """A job that outlives any short timeout, optionally after entering ``phase`` (used by the timeout tests)."""
     import time
 
+    if phase is not None:
+        enter_phase(phase, phase_timeout)
     time.sleep(seconds)

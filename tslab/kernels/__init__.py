@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from ..core import registry
 from ..errors import DesignError, did_you_mean
 
 NAMES: tuple[str, ...] = ("grid_stride_copy", "tma_copy", "gemm_sm90", "demo_deadlock", "demo_race", "demo_overflow")
@@ -36,6 +37,13 @@ def kernel_module(name: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{name}")
 
 
+def _lookup(name: str) -> ModuleType | None:
+    return kernel_module(name) if name in NAMES else None
+
+
+registry.register(_lookup, lambda: NAMES)
+
+
 def catalog() -> list[KernelInfo]:
     """Every catalog design with its summary and parameters."""
     return [KernelInfo(n, (m := kernel_module(n)).SUMMARY, dict(m.PARAMS)) for n in NAMES]
@@ -46,6 +54,17 @@ def design(name: str, **params: Any):
     from ..core.design import Design
 
     return Design(name, params)
+
+
+def __getattr__(name: str) -> ModuleType:
+    """``tslab.kernels.<name>`` imports catalog module ``name`` on first use (PEP 562)."""
+    if name in NAMES:
+        return kernel_module(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *NAMES})
 
 
 __all__ = ["NAMES", "KernelInfo", "catalog", "design", "kernel_module"]

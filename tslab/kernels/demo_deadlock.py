@@ -1,4 +1,7 @@
-"""Teaching design that deadlocks: the store task waits twice before it releases a 1-stage ring.
+"""Teaching design that deadlocks: the TMA copy whose store task waits twice before it releases a 1-stage ring.
+
+It is ``tma_copy`` (same resources, tasks and GPU kernel) with one schedule edit, applied the way
+``Design.with_schedule`` applies any edit; on the GPU the edit is applied at ``TaskManager`` construction.
 
 Resource/task flow (warps in brackets)::
 
@@ -6,56 +9,51 @@ Resource/task flow (warps in brackets)::
     smem_ring --StoreTask [warps 0-3]: wait, wait (head) -> read/store (loop) -> release, release (tail)--> gmem_out
 
 With one stage the second ``wait`` needs a second commit, which needs a free stage, which needs the
-release that only comes after both waits: TS's checker reports both tasks blocked. Fix: release inside the
-loop (the ``tma_copy`` schedule), or give the ring 2 stages. Checked on the CPU; never compiled.
+release that only comes after both waits: TS's checker reports both tasks blocked, and the compiled kernel
+hangs (``tslab.gpu.compile(design(), force=True).run(timeout=10)`` stops it). Fix: release inside the loop
+(the ``tma_copy`` schedule), or give the ring 2 stages.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cutlass.experimental.task_scheduling.resources import MemoryResource
-from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
-from cutlass.experimental.task_scheduling.task import Task
-
-from ..core.blueprint import Blueprint
-from .tma_copy import ELEMENT_BYTES, GmemTileSink, GmemTileSource, SmemTileRing, tma_pipeline
+from ..core.blueprint import Blueprint, apply_schedule
+from ..core.steps import normalize_steps
+from . import tma_copy
+from .tma_copy import DEFAULT_DTYPE, LAUNCH, launch, launch_constants
 
 NAME = "demo_deadlock"
 SUMMARY = "teaching: a consumer waits twice before releasing a 1-stage ring (deadlocks)"
-PARAMS: dict[str, Any] = {"stages": 1, "tiles": 2, "tile_rows": 64, "tile_cols": 128}
+PARAMS: dict[str, Any] = {"stages": 1, "tile_rows": 64, "tile_cols": 128, "tiles": 2, "store_warps": 4}
+#: The kernel this design edits: its GPU kernel and launch options are tma_copy's.
+BASE = "tma_copy"
+#: Problem the GPU path runs when none is given: one tile per block (2048 tiles <= the grid), where the H200
+#: hangs exactly as the checker predicts. With several tiles per block (16384 x 16384) the H200 run ended in
+#: "unspecified launch failure" after about 9 s instead (measured 2026-12-01; see benchmarks/NOTES.md).
+DEFAULT_SHAPE: tuple[int, ...] = (4096, 4096)
+#: The edit on top of ``tma_copy``: both waits in the head, both releases in the tail.
+SCHEDULES: dict[str, tuple] = {"StoreTask": normalize_steps("StoreTask", [
+    ("smem_ring", "ConsumerAuxWork", "Head", "bind_read"),
+    ("smem_ring", "ConsumerWait", "Head", None),
+    ("smem_ring", "ConsumerWait", "Head", None),
+    ("smem_ring", "ConsumerWork", "Loop", "read_tile"),
+    ("gmem_out", "ProducerWork", "Loop", "store"),
+    ("smem_ring", "ConsumerRelease", "Tail", None),
+    ("smem_ring", "ConsumerRelease", "Tail", None),
+])}
+
+__all__ = ["BASE", "DEFAULT_DTYPE", "DEFAULT_SHAPE", "LAUNCH", "NAME", "PARAMS", "SCHEDULES",
+           "SUMMARY", "build", "design", "launch", "launch_constants"]
 
 
-def build(stages: int = 1, tiles: int = 2, tile_rows: int = 64, tile_cols: int = 128) -> Blueprint:
-    src = GmemTileSource(name="gmem_in", tile_rows=tile_rows)
-    ring = SmemTileRing(name="smem_ring", tile_rows=tile_rows, tile_cols=tile_cols, stages=stages,
-                        pipeline_config=tma_pipeline(stages, tile_rows * tile_cols * ELEMENT_BYTES, 128))
-    sink = GmemTileSink(name="gmem_out")
-    rows = tiles * tile_rows
-
-    @schedule
-    def load_schedule(src: MemoryResource, ring: MemoryResource) -> None:
-        with domain_loop(0, rows, tile_rows):
-            row = src.coords()
-            ring.acquire()
-            ring.tma_load(row=row)
-            ring.commit()
-
-    @schedule
-    def store_schedule(ring: MemoryResource, sink: MemoryResource) -> None:
-        ring.wait()
-        ring.wait()
-        with domain_loop(0, rows, tile_rows):
-            ring.read_tile()
-            sink.store()
-        ring.release()
-        ring.release()
-
-    load = Task(name="LoadTask", src_resources=[src], dst_resources=[ring], warp_idx=4, num_warps=1,
-                schedule=load_schedule(src, ring))
-    store = Task(name="StoreTask", src_resources=[ring], dst_resources=[sink], warp_idx=0, num_warps=4,
-                 schedule=store_schedule(ring, sink))
-    return Blueprint(tasks=[load, store], graph={ring: [src], sink: [ring]}, smem_resources=[ring])
+def build(stages: int = 1, tile_rows: int = 64, tile_cols: int = 128, tiles: int = 2,
+          store_warps: int = 4) -> Blueprint:
+    """Fresh TS objects: ``tma_copy``'s, with :data:`SCHEDULES` applied."""
+    bp = tma_copy.build(stages=stages, tile_rows=tile_rows, tile_cols=tile_cols, tiles=tiles, store_warps=store_warps)
+    for task, steps in SCHEDULES.items():
+        apply_schedule(bp, task, steps)
+    return bp
 
 
 def design(**params: Any):

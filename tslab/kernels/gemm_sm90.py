@@ -1,61 +1,184 @@
-"""Hopper GEMM design: TMA loads into a TmaAsync A/B ring, one warpgroup MMA task, an epilogue via SMEM.
+"""Hopper GEMM: a TMA load warp fills a TmaAsync A/B ring, warpgroups issue wgmma, an epilogue stores C by TMA.
 
-This module is, for now, a faithful design for checking and teaching: its resources, pipelines,
-allocations and schedules are what the GPU kernel will use, but the warpgroup-MMA work methods arrive with a
-later GPU issue, so compiling it is refused with exactly that message (``tslab.kernels.gemm_sm90.COMPILE_NOTE``).
+C (M x N) = A (M x K, row-major) @ B^T, with B given as N x K (K-major) and C row-major; fp16 or bf16 in and
+out, fp32 accumulators in registers. A block computes ``tile_m x tile_n`` tiles of C: one per block, or with
+``persistent=True`` one block per SM walks the tiles TS's ``WorkQueue`` (static persistent scheduler) hands it,
+every task ending each tile with ``get_and_advance_work_tile``. Tiles past the matrix edge and K past its end
+are clipped by TMA (zero-filled loads, dropped stores), so any M >= 2, N a multiple of 8 and K a multiple of 8
+work. The same resources and tasks are checked on the CPU (``design()``) and run on the GPU
+(:mod:`tslab.kernels.gemm_sm90_launch`).
 
-Resource/task flow (warps in brackets)::
+Resource/task flow (W = 4 * mma_warpgroups; warps in brackets)::
 
-    gmem_ab  --LoadTask [warp 0]: k coords -> acquire -> TMA A,B -> commit------> smem_ab (TmaAsync, S stages)
-    smem_ab  --MmaTask [warps 4-7]: wait -> wgmma -> release; tail: acquire -> stage acc -> commit--> smem_epi
-    smem_epi --EpilogueTask [warps 8-11]: wait -> TMA store C -> release-------> gmem_c
+    gmem_ab  --LoadTask [warp W]: k -> acquire -> TMA A,B -> commit-----------------> smem_ab (TmaAsync, S stages)
+    smem_ab  --MmaTask [warps 0..W-1]: head: wait 0 -> wgmma 0; loop k >= 1: wait k -> wgmma k -> release k-1
+               (advance_on_wait); tail: release last; acquire -> accumulators -> SMEM -> commit--> smem_epi
+    smem_epi --EpilogueTask [warp W+1]: wait -> TMA store C -> release--------------> gmem_c
+    persistent=True: each task's body above sits in ``work_tile_loop(work_queue)`` and ends with
+    work_queue: wait -> get_and_advance_work_tile -> release
 
 Resources:
-    GmemAB       the K-loop coordinates of the A and B tiles (consumer work ``k_coords``)
-    SmemAB       ``stages`` x (A tile + B tile) in SMEM, allocations ``a_buf`` and ``b_buf`` (TmaAsync)
-    SmemEpilogue the C tile staged for the TMA store, allocation ``epi_buf`` (AsyncAsync, 1 stage); it shares
-                 bytes with ``a_buf``/``b_buf`` through an alias group: the A/B stages are dead once the MMA
-                 task has released its last stage, which the schedule guarantees before the epilogue writes
+    GmemAB       the K coordinate of the next A/B tile pair (consumer work ``k_coords``)
+    SmemAB       ``stages`` x (A tile + B tile) in SMEM, allocations ``a_buf`` and ``b_buf`` (TmaAsync); the
+                 MMA task keeps one stage's wgmma in flight: it waits on stage k, issues its MMAs, waits
+                 for stage k-1's MMAs to finish and releases k-1, so the release cursor lags the wait cursor
+                 (``advance_on_wait=True``)
+    SmemEpilogue the C tile staged for the TMA store, allocation ``epi_buf`` (AsyncAsync, 1 stage); with
+                 ``epilogue='aliased'`` it shares bytes with ``a_buf``/``b_buf`` through an alias group (the
+                 A/B stages are dead once the MMA task has released its last stage), with ``'dedicated'`` it
+                 has its own bytes
     GmemC        the output matrix (producer work ``tma_store``)
+    WorkQueue    (persistent only) TS's static persistent tile scheduler; ``raster='grouped'`` swizzles tiles
+                 in groups of ``RASTER_GROUP`` along M for L2 reuse
+Tasks:
+    MmaTask      warps 0..W-1: ``mma_warpgroups`` warpgroups, each owning ``tile_m / mma_warpgroups`` rows
+    LoadTask     warp W: one elected thread issues the TMA loads of A and B
+    EpilogueTask warp W+1: issues the TMA stores of the staged C tile
 """
 
-from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
 import cutlass
-from cutlass import cute, pipeline
+import cutlass.utils.hopper_helpers as sm90
+from cutlass import cute, pipeline, tensor_utils
 from cutlass.experimental.task_scheduling.memory import SmemAllocation
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
     PipelineConfig,
     StageInfo,
     TaskLocalVariable,
+    WorkQueue,
     consumer_work,
     producer_work,
 )
-from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
+from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..core.blueprint import Blueprint
+from ..errors import DesignError, did_you_mean
 
 NAME = "gemm_sm90"
-SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> warpgroup MMA -> epilogue aliasing the A/B stages"
-PARAMS: dict[str, Any] = {"tile_m": 128, "tile_n": 128, "tile_k": 64, "stages": 4, "k_tiles": 4, "dtype": "fp16"}
-DTYPE_BYTES = {"fp16": 2, "bf16": 2, "fp8": 1}
-COMPILE_NOTE = ("gemm_sm90 is a design for checking and teaching: its warpgroup-MMA work methods arrive with "
-                "a later GPU issue, so it cannot be compiled yet")
+SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> stmatrix epilogue -> TMA store, persistent"
+#: Defaults: the fastest configuration measured on the H200 (benchmarks/NOTES.md, "GEMM").
+PARAMS: dict[str, Any] = {
+    "tile_m": 128, "tile_n": 256, "tile_k": 64, "stages": 3, "mma_warpgroups": 2, "persistent": True,
+    "cluster_m": 1, "raster": "grouped", "epilogue": "dedicated", "dtype": "fp16", "k_tiles": 4,
+}
+#: The one-tile-per-block variant whose C tile aliases the A/B ring (the tutorials' memory and aliasing design).
+ALIASED: dict[str, Any] = {"tile_n": 128, "mma_warpgroups": 1, "stages": 4, "persistent": False, "epilogue": "aliased"}
+DTYPE_BYTES = {"fp16": 2, "bf16": 2}
+TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
+RASTERS = ("grouped", "row")
+EPILOGUES = ("aliased", "dedicated")
+#: Rows of tiles a ``raster='grouped'`` block order walks before moving right (L2 reuse of B).
+RASTER_GROUP = 8
+#: GPU launch options (not part of the TS design).
+LAUNCH: dict[str, Any] = {}
+DEFAULT_SHAPE: tuple[int, ...] = (4096, 4096, 4096)
+DEFAULT_DTYPE = "float16"
+
+
+def validate(params: dict[str, Any]) -> None:
+    """Raise :class:`DesignError` naming the param and what is allowed for any invalid combination."""
+
+    def bad(name: str, message: str, hint: str) -> DesignError:
+        return DesignError("invalid-config", f"kernel 'gemm_sm90' param '{name}'", message, hint)
+
+    p = params
+    if p["dtype"] not in DTYPE_BYTES:
+        raise DesignError("input", "kernel 'gemm_sm90' param 'dtype'", f"dtype={p['dtype']!r} is not supported",
+                          did_you_mean(str(p["dtype"]), list(DTYPE_BYTES)))
+    for name, allowed in (("raster", RASTERS), ("epilogue", EPILOGUES)):
+        if p[name] not in allowed:
+            raise DesignError("input", f"kernel 'gemm_sm90' param '{name}'", f"{name}={p[name]!r} is not supported",
+                              did_you_mean(str(p[name]), list(allowed)))
+    if p["mma_warpgroups"] not in (1, 2):
+        raise bad("mma_warpgroups", f"mma_warpgroups={p['mma_warpgroups']!r} is not 1 or 2",
+                  "use 1 warpgroup, or 2 that split tile_m between them")
+    rows = 64 * p["mma_warpgroups"]
+    if p["tile_m"] not in (64, 128, 192, 256) or p["tile_m"] % rows:
+        raise bad("tile_m", f"tile_m={p['tile_m']!r} is not a multiple of 64 x mma_warpgroups = {rows} in 64..256",
+                  "each warpgroup's wgmma covers 64 rows: use tile_m=128 with 1 or 2 warpgroups, or 64 with 1")
+    if p["tile_n"] not in (64, 128, 192, 256):
+        raise bad("tile_n", f"tile_n={p['tile_n']!r} is not one of 64, 128, 192, 256", "wgmma N is at most 256")
+    if p["tile_k"] not in (64, 128):
+        raise bad("tile_k", f"tile_k={p['tile_k']!r} is not 64 or 128",
+                  "a K tile is one or two 128-byte swizzle rows of 16-bit elements")
+    acc = p["tile_m"] * p["tile_n"] // (128 * p["mma_warpgroups"])
+    if acc > 128:
+        raise bad("tile_n", f"tile_m x tile_n = {p['tile_m']} x {p['tile_n']} needs {acc} fp32 accumulator registers "
+                  f"per thread with {p['mma_warpgroups']} warpgroup(s), over 128",
+                  "use 2 mma_warpgroups or a smaller tile")
+    if not isinstance(p["stages"], int) or p["stages"] < 2:
+        raise bad("stages", f"stages={p['stages']!r} is below 2", "use 2 or more stages to overlap TMA and wgmma")
+    if p["persistent"] not in (True, False):
+        raise bad("persistent", f"persistent={p['persistent']!r} is not a bool", "use True or False")
+    if p["persistent"] and p["epilogue"] == "aliased":
+        raise bad("epilogue", "epilogue='aliased' with persistent=True: the load task fills the next tile's A/B "
+                  "stages while the store still reads the C tile staged over them",
+                  "use epilogue='dedicated' with persistent=True (or persistent=False to alias)")
+    if p["cluster_m"] != 1:
+        raise bad("cluster_m", f"cluster_m={p['cluster_m']!r}: clusters with TMA multicast are not built yet",
+                  "use cluster_m=1")
+
+
+@cute.jit
+def tile_coords(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
+    """(m, n) tile of this block now: the WorkQueue's tile when persistent, else one tile per block."""
+    if cutlass.const_expr(geo.persistent):
+        m, n, _ = stage_info.work_tile.tile_idx
+        return m, n
+    return block_tile(geo.tiles_m, geo.tiles_n, geo.raster)
+
+
+@cute.jit
+def block_tile(tiles_m: cutlass.Constexpr, tiles_n: cutlass.Constexpr, raster: cutlass.Constexpr) -> tuple:
+    """(m, n) tile of this block: ``row`` walks N fastest; ``grouped`` walks ``RASTER_GROUP`` M-tiles per column."""
+    bid, _, _ = cute.arch.block_idx()
+    m = bid // tiles_n
+    n = bid % tiles_n
+    if cutlass.const_expr(raster == "grouped"):
+        per_group = RASTER_GROUP * tiles_n
+        first_m = bid // per_group * RASTER_GROUP
+        rows = cutlass.min(tiles_m - first_m, RASTER_GROUP)
+        m = first_m + bid % per_group % rows
+        n = bid % per_group // rows
+    return m, n
+
+
+@cute.jit
+def _smem_tensor(stage_info: StageInfo, offset: cutlass.Constexpr, dtype: cutlass.Constexpr, layout: Any) -> Any:
+    ptr = cute.make_ptr(dtype, stage_info.context.smem_base.data_ptr() + offset, cute.AddressSpace.smem,
+                        assumed_align=1024)
+    return cute.make_tensor(cute.recast_ptr(ptr, layout.inner), layout.outer)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Compile-time shape of one launch: tiles, K tiles, dtype, and the CuTe SMEM layouts (GPU path only)."""
+
+    tiles_m: int
+    tiles_n: int
+    k_tiles: int
+    raster: str
+    dtype: Any
+    persistent: bool = False
+    a_layout: Any = None
+    b_layout: Any = None
+    epi_layout: Any = None
+    epi_tile: Any = None
 
 
 @dataclass(kw_only=True)
 class GmemAB(MemoryResource):
-    """GMEM A and B, seen by the load task as the K coordinate of the next A/B tile pair."""
+    """GMEM A and B, seen by the load task as the K index of the next A/B tile pair."""
 
     k: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
 
     def __post_init__(self) -> None:
-        self.k = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0), docs="K coordinate of the tile pair")
+        self.k = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0), docs="K tile index of the pair")
 
     @consumer_work(returns=k)
     @cute.jit
@@ -65,14 +188,21 @@ class GmemAB(MemoryResource):
 
 @dataclass(kw_only=True)
 class SmemAB(MemoryResource):
-    """``stages`` A tiles (tile_m x tile_k) and B tiles (tile_n x tile_k) in SMEM, filled by TMA."""
+    """``stages`` A tiles (tile_m x tile_k) and B tiles (tile_n x tile_k) in SMEM, filled by TMA, read by wgmma."""
 
-    tile_m: int = 128
-    tile_n: int = 128
-    tile_k: int = 64
-    element_bytes: int = 2
-    _a: Any = field(init=False, default=None)
-    _b: Any = field(init=False, default=None)
+    tile_m: cutlass.Constexpr[int] = 128
+    tile_n: cutlass.Constexpr[int] = 128
+    tile_k: cutlass.Constexpr[int] = 64
+    element_bytes: cutlass.Constexpr[int] = 2
+    geo: cutlass.Constexpr[Any] = None
+    tma_atom_a: Any = None
+    tma_atom_b: Any = None
+    mA: Any = None
+    mB: Any = None
+    tiled_mma: Any = None
+    acc: Any = None
+    _a: cutlass.Constexpr[Any] = field(init=False, default=None)
+    _b: cutlass.Constexpr[Any] = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self._a = SmemAllocation("a_buf", size_bytes=0, alignment=1024)
@@ -87,22 +217,70 @@ class SmemAB(MemoryResource):
     @producer_work
     @cute.jit
     def tma_load(self, stage_info: StageInfo, *, k: cutlass.Int32) -> None:
-        raise NotImplementedError(COMPILE_NOTE)
+        geo = self.geo
+        m, n = tile_coords(geo, stage_info)
+        sA = _smem_tensor(stage_info, self._a.offset, geo.dtype, geo.a_layout)
+        sB = _smem_tensor(stage_info, self._b.offset, geo.dtype, geo.b_layout)
+        # (bM, bK, RestK) and (bN, bK, RestK): this block's row of A tiles and column of B tiles
+        gA = cute.local_tile(self.mA, (self.tile_m, self.tile_k), (m, None))
+        gB = cute.local_tile(self.mB, (self.tile_n, self.tile_k), (n, None))
+        tAsA, tAgA = cute.nvgpu.cpasync.tma_partition(self.tma_atom_a, 0, cute.make_layout(1),
+                                                      cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
+        tBsB, tBgB = cute.nvgpu.cpasync.tma_partition(self.tma_atom_b, 0, cute.make_layout(1),
+                                                      cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+        bar = cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr().toint(), cute.AddressSpace.smem)
+        cute.copy(self.tma_atom_a, tAgA[(None, k)], tAsA[(None, stage_info.stage_idx)], tma_bar_ptr=bar)
+        cute.copy(self.tma_atom_b, tBgB[(None, k)], tBsB[(None, stage_info.stage_idx)], tma_bar_ptr=bar)
+
+    @cute.jit
+    def _mma_stage(self, stage_info: StageInfo, first: cutlass.Constexpr[bool]) -> None:
+        geo = self.geo
+        sA = _smem_tensor(stage_info, self._a.offset, geo.dtype, geo.a_layout)
+        sB = _smem_tensor(stage_info, self._b.offset, geo.dtype, geo.b_layout)
+        tidx, _, _ = cute.arch.thread_idx()
+        warpgroup = cute.arch.make_warp_uniform(tidx // 128)
+        tiled_mma = self.tiled_mma
+        thr_mma = tiled_mma.get_slice(warpgroup * 128)
+        tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))
+        tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
+        tiled_mma.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, not first)
+        cute.nvgpu.warpgroup.fence()
+        for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+            coord = (None, None, kb, stage_info.stage_idx)
+            cute.gemm(tiled_mma, self.acc, tCrA[coord], tCrB[coord], self.acc)
+            tiled_mma.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, True)
+        cute.nvgpu.warpgroup.commit_group()
+
+    @consumer_work
+    @cute.jit
+    def wgmma_first(self, stage_info: StageInfo) -> None:
+        """The first K tile's MMAs (accumulators overwritten); waited for here only when it is the last."""
+        self._mma_stage(stage_info, True)
+        if cutlass.const_expr(self.geo.k_tiles == 1):
+            cute.nvgpu.warpgroup.wait_group(0)
 
     @consumer_work
     @cute.jit
     def wgmma(self, stage_info: StageInfo) -> None:
-        raise NotImplementedError(COMPILE_NOTE)
+        """This K tile's MMAs; then wait until only they are in flight (none on the last K tile)."""
+        self._mma_stage(stage_info, False)
+        if stage_info.loop_offset == stage_info.loop_end - 1:
+            cute.nvgpu.warpgroup.wait_group(0)
+        else:
+            cute.nvgpu.warpgroup.wait_group(1)
 
 
 @dataclass(kw_only=True)
 class SmemEpilogue(MemoryResource):
     """The C tile (tile_m x tile_n) staged in SMEM between the MMA task and the TMA store."""
 
-    tile_m: int = 128
-    tile_n: int = 128
-    element_bytes: int = 2
-    _c: Any = field(init=False, default=None)
+    tile_m: cutlass.Constexpr[int] = 128
+    tile_n: cutlass.Constexpr[int] = 128
+    element_bytes: cutlass.Constexpr[int] = 2
+    mma_threads: cutlass.Constexpr[int] = 128
+    aliased: cutlass.Constexpr[bool] = True
+    ab: cutlass.Constexpr[Any] = None
+    _c: cutlass.Constexpr[Any] = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self._c = SmemAllocation("epi_buf", size_bytes=self.tile_m * self.tile_n * self.element_bytes, alignment=1024)
@@ -113,89 +291,205 @@ class SmemEpilogue(MemoryResource):
     @producer_work
     @cute.jit
     def stage_accumulators(self, stage_info: StageInfo) -> None:
-        raise NotImplementedError(COMPILE_NOTE)
+        """fp32 accumulators -> C dtype -> SMEM (stmatrix, swizzled), every epilogue sub-tile of the block tile."""
+        ab = self.ab
+        geo = ab.geo
+        if cutlass.const_expr(self.aliased):
+            # Every warpgroup's last wgmma has read the A/B stages before any writes over them.
+            cute.arch.barrier(barrier_id=1, number_of_threads=self.mma_threads)
+        sC = _smem_tensor(stage_info, self._c.offset, geo.dtype, geo.epi_layout)
+        tidx, _, _ = cute.arch.thread_idx()
+        store_op = sm90.sm90_get_smem_store_op(tensor_utils.LayoutEnum.ROW_MAJOR, elem_ty_d=geo.dtype,
+                                               elem_ty_acc=cutlass.Float32)
+        atom_c = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), geo.dtype)
+        r2s = cute.make_tiled_copy_S(store_op, cute.make_tiled_copy_C_atom(atom_c, ab.tiled_mma))
+        thr = r2s.get_slice(tidx)
+        tRS_sC = thr.partition_D(sC)  # (R2S, R2S_M, R2S_N, EPI)
+        tRS_acc = r2s.retile(ab.acc)
+        part = cute.make_layout(cute.shape(thr.partition_S(sC))[:3])
+        vals = cute.size(part)
+        for epi in cutlass.range_constexpr(cute.size(tRS_sC, mode=[3])):
+            frag = cute.make_rmem_tensor(part, cutlass.Float32)
+            for v in cutlass.range_constexpr(vals):
+                frag[v] = tRS_acc[epi * vals + v]
+            out = cute.make_rmem_tensor(part, geo.dtype)
+            out.store(frag.load().to(geo.dtype))
+            cute.copy(r2s, out, tRS_sC[(None, None, None, epi)])
+        # The TMA engine (async proxy) reads what these generic stores wrote.
+        cute.arch.fence_proxy("async.shared", space="cta")
 
     @consumer_work
     @cute.jit
     def read_tile(self, stage_info: StageInfo) -> None:
-        raise NotImplementedError(COMPILE_NOTE)
+        # The wait made the staged tile visible; GmemC.tma_store copies it out in the same iteration.
+        pass
 
 
 @dataclass(kw_only=True)
 class GmemC(MemoryResource):
     """The output matrix C, written by TMA stores of the staged tile."""
 
+    epi: cutlass.Constexpr[Any] = None
+    tma_atom_c: Any = None
+    mC: Any = None
+
     @producer_work
     @cute.jit
     def tma_store(self, stage_info: StageInfo) -> None:
-        raise NotImplementedError(COMPILE_NOTE)
+        epi = self.epi
+        ab = epi.ab
+        geo = ab.geo
+        m, n = tile_coords(geo, stage_info)
+        sC = _smem_tensor(stage_info, epi._c.offset, geo.dtype, geo.epi_layout)
+        gC = cute.local_tile(self.mC, (epi.tile_m, epi.tile_n), (m, n))
+        gC_epi = cute.zipped_divide(gC, geo.epi_tile)  # ((EpiM, EpiN), (RestM, RestN))
+        tSsC, tSgC = cute.nvgpu.cpasync.tma_partition(self.tma_atom_c, 0, cute.make_layout(1),
+                                                      cute.group_modes(sC, 0, 2), gC_epi)
+        rest = gC_epi.shape[1]
+        order = cute.make_layout(rest, stride=(rest[1], 1))
+        for epi_idx in cutlass.range_constexpr(cute.size(tSgC, mode=[1])):
+            cute.copy(self.tma_atom_c, tSsC[(None, epi_idx)], tSgC[(None, order.get_hier_coord(epi_idx))])
+        cute.arch.cp_async_bulk_commit_group()
+        cute.arch.cp_async_bulk_wait_group(0, read=True)  # the staged tile may be overwritten after this
 
 
 def _threads(n: int) -> pipeline.CooperativeGroup:
     return pipeline.CooperativeGroup(pipeline.Agent.Thread, n)
 
 
-def build(tile_m: int = 128, tile_n: int = 128, tile_k: int = 64, stages: int = 4, k_tiles: int = 4,
-          dtype: str = "fp16") -> Blueprint:
-    """Fresh TS objects of one output tile's GEMM over ``k_tiles`` K tiles."""
-    if dtype not in DTYPE_BYTES:
-        from ..errors import DesignError, did_you_mean
-
-        raise DesignError("input", "kernel 'gemm_sm90' param 'dtype'", f"dtype={dtype!r} is not supported",
-                          did_you_mean(dtype, list(DTYPE_BYTES)))
-    nbytes = DTYPE_BYTES[dtype]
-    ab_bytes = (tile_m + tile_n) * tile_k * nbytes
+def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" = None,
+               gpu: "dict[str, Any] | None" = None) -> Blueprint:
+    """Resources and tasks of the GEMM over ``k_tiles`` K tiles. Shared by :func:`build` and the GPU kernel."""
+    validate(params)
+    p = params
+    nbytes = DTYPE_BYTES[p["dtype"]]
+    mma_threads = 128 * p["mma_warpgroups"]
+    gpu = gpu or {}
     gmem_ab = GmemAB(name="gmem_ab")
-    smem_ab = SmemAB(name="smem_ab", tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, element_bytes=nbytes,
+    smem_ab = SmemAB(name="smem_ab", tile_m=p["tile_m"], tile_n=p["tile_n"], tile_k=p["tile_k"], element_bytes=nbytes,
+                     geo=geo, tma_atom_a=gpu.get("tma_atom_a"), tma_atom_b=gpu.get("tma_atom_b"), mA=gpu.get("mA"),
+                     mB=gpu.get("mB"), tiled_mma=gpu.get("tiled_mma"), acc=gpu.get("acc"),
                      pipeline_config=PipelineConfig.create_tma_async_pipeline_cfg(
-                         num_stages=stages, num_bytes=ab_bytes, producer_group=_threads(1),
-                         consumer_group=_threads(128)))
-    smem_epi = SmemEpilogue(name="smem_epi", tile_m=tile_m, tile_n=tile_n, element_bytes=nbytes,
+                         num_stages=p["stages"], num_bytes=(p["tile_m"] + p["tile_n"]) * p["tile_k"] * nbytes,
+                         producer_group=_threads(1), consumer_group=_threads(mma_threads), advance_on_wait=True))
+    smem_epi = SmemEpilogue(name="smem_epi", tile_m=p["tile_m"], tile_n=p["tile_n"], element_bytes=nbytes,
+                            mma_threads=mma_threads, aliased=p["epilogue"] == "aliased", ab=smem_ab,
                             pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
-                                num_stages=1, producer_group=_threads(128), consumer_group=_threads(128),
+                                num_stages=1, producer_group=_threads(mma_threads), consumer_group=_threads(32),
                                 cta_layout_vmnk=None))
-    gmem_c = GmemC(name="gmem_c")
+    gmem_c = GmemC(name="gmem_c", epi=smem_epi, tma_atom_c=gpu.get("tma_atom_c"), mC=gpu.get("mC"))
 
-    @schedule
-    def load(gmem_ab: MemoryResource, smem_ab: MemoryResource) -> None:
+    def next_tile(wq: Any) -> None:
+        wq.wait()
+        wq.get_and_advance_work_tile()
+        wq.release()
+
+    def mma_tile(smem_ab: Any, smem_epi: Any) -> None:
+        smem_ab.wait()
+        smem_ab.wgmma_first()
+        with domain_loop(1, k_tiles, 1):
+            smem_ab.wait()
+            smem_ab.wgmma()
+            smem_ab.release()
+        smem_ab.release()
+        smem_epi.acquire()
+        smem_epi.stage_accumulators()
+        smem_epi.commit()
+
+    def store_tile(smem_epi: Any, gmem_c: Any) -> None:
+        smem_epi.wait()
+        smem_epi.read_tile()
+        gmem_c.tma_store()
+        smem_epi.release()
+
+    def load_tile(gmem_ab: Any, smem_ab: Any) -> None:
         with domain_loop(0, k_tiles, 1):
             k = gmem_ab.k_coords()
             smem_ab.acquire()
             smem_ab.tma_load(k=k)
             smem_ab.commit()
 
+    w = 4 * p["mma_warpgroups"]
+    aliases = [[["a_buf", "b_buf"], ["epi_buf"]]] if p["epilogue"] == "aliased" else []
+    if p["persistent"]:
+        wq = WorkQueue(tile_scheduler_config=gpu.get("scheduler"), name="work_queue")
+
+        @schedule
+        def load_p(gmem_ab: MemoryResource, smem_ab: MemoryResource, wq: WorkQueue) -> None:
+            with work_tile_loop(wq):
+                load_tile(gmem_ab, smem_ab)
+                next_tile(wq)
+
+        @schedule
+        def mma_p(smem_ab: MemoryResource, smem_epi: MemoryResource, wq: WorkQueue) -> None:
+            with work_tile_loop(wq):
+                mma_tile(smem_ab, smem_epi)
+                next_tile(wq)
+
+        @schedule
+        def store_p(smem_epi: MemoryResource, gmem_c: MemoryResource, wq: WorkQueue) -> None:
+            with work_tile_loop(wq):
+                with domain_loop(0, 1, 1):
+                    store_tile(smem_epi, gmem_c)
+                next_tile(wq)
+
+        tasks = [
+            Task(name="LoadTask", src_resources=[gmem_ab, wq], dst_resources=[smem_ab], warp_idx=w, num_warps=1,
+                 schedule=load_p(gmem_ab, smem_ab, wq)),
+            Task(name="MmaTask", src_resources=[smem_ab, wq], dst_resources=[smem_epi], warp_idx=0, num_warps=w,
+                 schedule=mma_p(smem_ab, smem_epi, wq)),
+            Task(name="EpilogueTask", src_resources=[smem_epi, wq], dst_resources=[gmem_c], warp_idx=w + 1,
+                 num_warps=1, schedule=store_p(smem_epi, gmem_c, wq)),
+        ]
+        graph = {smem_ab: [gmem_ab, wq], smem_epi: [smem_ab, wq], gmem_c: [smem_epi, wq]}
+        return Blueprint(tasks=tasks, graph=graph, smem_resources=[smem_ab, smem_epi], alias_groups=aliases)
+
+    @schedule
+    def load(gmem_ab: MemoryResource, smem_ab: MemoryResource) -> None:
+        load_tile(gmem_ab, smem_ab)
+
     @schedule
     def mma(smem_ab: MemoryResource, smem_epi: MemoryResource) -> None:
-        with domain_loop(0, k_tiles, 1):
-            smem_ab.wait()
-            smem_ab.wgmma()
-            smem_ab.release()
-        smem_epi.acquire()
-        smem_epi.stage_accumulators()
-        smem_epi.commit()
+        mma_tile(smem_ab, smem_epi)
 
     @schedule
     def epilogue(smem_epi: MemoryResource, gmem_c: MemoryResource) -> None:
         with domain_loop(0, 1, 1):
-            smem_epi.wait()
-            smem_epi.read_tile()
-            gmem_c.tma_store()
-            smem_epi.release()
+            store_tile(smem_epi, gmem_c)
 
     tasks = [
-        Task(name="LoadTask", src_resources=[gmem_ab], dst_resources=[smem_ab], warp_idx=0, num_warps=1,
+        Task(name="LoadTask", src_resources=[gmem_ab], dst_resources=[smem_ab], warp_idx=w, num_warps=1,
              schedule=load(gmem_ab, smem_ab)),
-        Task(name="MmaTask", src_resources=[smem_ab], dst_resources=[smem_epi], warp_idx=4, num_warps=4,
+        Task(name="MmaTask", src_resources=[smem_ab], dst_resources=[smem_epi], warp_idx=0, num_warps=w,
              schedule=mma(smem_ab, smem_epi)),
-        Task(name="EpilogueTask", src_resources=[smem_epi], dst_resources=[gmem_c], warp_idx=8, num_warps=4,
+        Task(name="EpilogueTask", src_resources=[smem_epi], dst_resources=[gmem_c], warp_idx=w + 1, num_warps=1,
              schedule=epilogue(smem_epi, gmem_c)),
     ]
     return Blueprint(tasks=tasks, graph={smem_ab: [gmem_ab], smem_epi: [smem_ab], gmem_c: [smem_epi]},
-                     smem_resources=[smem_ab, smem_epi], alias_groups=[[["a_buf", "b_buf"], ["epi_buf"]]])
+                     smem_resources=[smem_ab, smem_epi], alias_groups=aliases)
+
+
+def build(tile_m: int = 128, tile_n: int = 256, tile_k: int = 64, stages: int = 3, mma_warpgroups: int = 2,
+          persistent: bool = True, cluster_m: int = 1, raster: str = "grouped", epilogue: str = "dedicated",
+          dtype: str = "fp16", k_tiles: int = 4) -> Blueprint:
+    """Fresh TS objects of one output tile's GEMM over ``k_tiles`` K tiles (CPU check)."""
+    params = {"tile_m": tile_m, "tile_n": tile_n, "tile_k": tile_k, "stages": stages,
+              "mma_warpgroups": mma_warpgroups, "persistent": persistent, "cluster_m": cluster_m, "raster": raster,
+              "epilogue": epilogue, "dtype": dtype}
+    return make_tasks(params, k_tiles=k_tiles)
 
 
 def design(**params: Any):
-    """The Hopper GEMM design (checking and teaching; see the module docstring)."""
+    """The Hopper GEMM design (see the module docstring for the flow)."""
     from ..core.design import Design
 
     return Design(NAME, params)
+
+
+def __getattr__(name: str) -> Any:
+    # The GPU entry points live in their own module; reached lazily so a CPU check imports no launch code.
+    if name in ("launch", "launch_constants", "fake_args", "run"):
+        from . import gemm_sm90_launch
+
+        return getattr(gemm_sm90_launch, name)
+    raise AttributeError(name)

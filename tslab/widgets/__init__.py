@@ -9,5 +9,6 @@ from .pipeline_editor import PipelineEditor
 from .replay import ReplayPlayer
 from .schedule_editor import ScheduleEditor
 from .studio import Studio
+from .sweep_chart import SweepChart
 
-__all__ = ["BenchPanel", "LayoutChart", "PipelineEditor", "ReplayPlayer", "ScheduleEditor", "Studio"]
+__all__ = ["BenchPanel", "LayoutChart", "PipelineEditor", "ReplayPlayer", "ScheduleEditor", "Studio", "SweepChart"]

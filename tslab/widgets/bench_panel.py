@@ -50,7 +50,9 @@ class BenchPanel(widgets.VBox):
         self.results: list[BenchResult] = []
         self.last_error = ""
         self._busy = threading.Lock()
-        self._kernel = widgets.Dropdown(options=list(GPU_KERNELS), value=kernel, description="kernel")
+        # Teaching designs that fail on purpose compile with force=True in code; they are nothing to time.
+        timed = [k for k in GPU_KERNELS if not k.startswith("demo_")]
+        self._kernel = widgets.Dropdown(options=timed, value=kernel, description="kernel")
         self._arch = widgets.Dropdown(options=list(ARCHES), description="arch",
                                       value=arch or (self.device.arch if self.device else "sm_90a"))
         self._shape = widgets.Text(value="x".join(map(str, shape)) if shape else "", description="shape",

@@ -1,8 +1,9 @@
-"""Memory-map chart data from a Verdict (a pure function) and the plotly figure drawn from it.
+"""Memory-map chart data from a Verdict, as plain data (the maps themselves are drawn by ``LayoutView``).
 
 SMEM: one bar per allocation at its byte offset, aliased phases on their own rows at the same offsets in
-distinct colours, the pipeline barriers, and the capacity line. TMEM (when present): one bar per allocation
-over its columns. The layout is the one TS's allocators computed; nothing is recomputed here.
+distinct colours (the lab extension's ``views/layout`` uses the same ones), the pipeline barriers, and the
+capacity. TMEM (when present): one bar per allocation over its columns. The layout is the one TS's allocators
+computed; nothing is recomputed here.
 """
 
 from __future__ import annotations
@@ -10,10 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 
-PLAIN, BARRIER, CAPACITY = "#4c78a8", "#9d755d", "#cf222e"
-TEMPLATE = "plotly_white"
+PLAIN, BARRIER = "#4c78a8", "#9d755d"
 PHASE_COLOURS = ("#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#eeca3b")
 
 
@@ -63,54 +62,3 @@ def summary_text(data: dict[str, Any]) -> str:
     if data["tmem"]:
         text += f"; TMEM {s['tmem_used']} / {s['tmem_capacity']} columns"
     return text
-
-
-def _trace(bars: list[dict[str, Any]], unit: str, axis: str) -> dict[str, Any]:
-    return {
-        "type": "bar", "orientation": "h", "xaxis": f"x{axis}", "yaxis": f"y{axis}",
-        "base": [b["offset"] for b in bars], "x": [b["size"] for b in bars], "y": [b["label"] for b in bars],
-        "marker": {"color": [b["colour"] for b in bars], "line": {"width": 0}},
-        "customdata": [[b["name"], b["size"], b["alignment"], b["offset"], b["end"],
-                        "-" if b["phase"] is None else f"group {b['alias_group']}, phase {b['phase']}"] for b in bars],
-        "hovertemplate": (f"<b>%{{customdata[0]}}</b><br>size %{{customdata[1]:,}} {unit}<br>alignment "
-                          f"%{{customdata[2]}}<br>offset %{{customdata[3]:,}} .. %{{customdata[4]:,}}<br>"
-                          "alias %{customdata[5]}<extra></extra>"),
-        "showlegend": False}
-
-
-def _capacity_line(x: int, axis: str) -> dict[str, Any]:
-    return {"type": "line", "xref": f"x{axis}", "yref": f"y{axis} domain", "x0": x, "x1": x, "y0": 0, "y1": 1,
-            "line": {"color": CAPACITY, "dash": "dash"},
-            "label": {"text": f"capacity {x:,}", "textposition": "end", "font": {"size": 10, "color": CAPACITY}}}
-
-
-def layout_spec(data: dict[str, Any], title: str = "", width: int | None = None) -> dict[str, Any]:
-    """The memory map of ``data`` (from :func:`layout_chart_data`) as a plain plotly figure dict."""
-    s = data["summary"]
-    two = bool(data["tmem"])
-    smem_domain = [0.45, 1.0] if two else [0.0, 1.0]
-    layout: dict[str, Any] = {
-        "title": {"text": f"{title + ': ' if title else ''}{s['smem_used']:,} / {s['smem_capacity']:,} B",
-                  "font": {"size": 13}},
-        "height": 160 + 28 * (len(data["smem"]) + len(data["tmem"])) + (80 if two else 0), "width": width,
-        "margin": {"l": 10, "r": 10, "t": 60, "b": 30}, "bargap": 0.3, "template": TEMPLATE,
-        "xaxis": {"range": [0, 1.05 * max(s["smem_capacity"], s["smem_used"], 1)], "anchor": "y",
-                  "title": {"text": "SMEM bytes"}},
-        "yaxis": {"domain": smem_domain, "autorange": "reversed", "automargin": True, "anchor": "x"},
-        "shapes": [_capacity_line(s["smem_capacity"], "")], "annotations": []}
-    traces = [_trace(data["smem"], "B", "")]
-    if two:
-        traces.append(_trace(data["tmem"], "columns", "2"))
-        layout["xaxis2"] = {"range": [0, 1.05 * max(s["tmem_capacity"], s["tmem_used"], 1)], "anchor": "y2",
-                            "title": {"text": "TMEM columns"}}
-        layout["yaxis2"] = {"domain": [0.0, 0.3], "autorange": "reversed", "automargin": True, "anchor": "x2"}
-        layout["shapes"].append(_capacity_line(s["tmem_capacity"], "2"))
-    if not data["smem"]:
-        layout["annotations"].append({"text": "no layout (the design could not be lowered)", "showarrow": False,
-                                      "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5})
-    return {"data": traces, "layout": layout}
-
-
-def layout_figure(data: dict[str, Any], title: str = "", width: int | None = None) -> go.Figure:
-    """The memory map of ``data`` as a plotly figure."""
-    return go.Figure(layout_spec(data, title, width))

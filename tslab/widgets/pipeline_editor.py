@@ -165,9 +165,14 @@ class PipelineEditor(widgets.VBox, DesignHolder):
         if not panels:
             panels = [widgets.HTML("<i>This design has no pipelined resource.</i>")]
         if self._design.is_captured:
-            self.knobs = KnobPanel(self._design, self.accept)
+            self.knobs = KnobPanel(self._design, self._knob_edited)
             panels.insert(0, self.knobs)
         self.children = [*panels, self.status]
+
+    def _knob_edited(self, design: Design) -> None:
+        self.accept(design)
+        self.errors.clear()
+        self._build()  # the re-traced kernel may declare other pipelines and sizes
 
     def _sized_by(self, resource: str, cfg: dict[str, Any]) -> str:
         """For a captured kernel: the knob that likely sizes this resource's buffers, as a note at num_stages."""

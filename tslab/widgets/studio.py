@@ -27,7 +27,7 @@ from .pipeline_editor import PipelineEditor
 from .rechecker import Rechecker
 from .replay import ReplayPlayer
 from .schedule_editor import ScheduleEditor
-from .swimlane import swimlane_html
+from .swimlane import ScheduleView
 from .view_writer import ViewWriter
 
 MAX_HISTORY_BUTTONS = 12
@@ -80,7 +80,7 @@ class Studio(widgets.HBox):
         self.layout_chart = LayoutChart(self._verdict, width=chart_width)
         self._badge = widgets.HTML()
         self._states = widgets.HTML()
-        self._swimlane = widgets.HTML()
+        self._swimlane = ScheduleView()
         self._counterexample = widgets.VBox()
         self._history_box = widgets.VBox()
         self._badge.add_class("tslab-studio-badge")
@@ -190,7 +190,7 @@ class Studio(widgets.HBox):
                               f"checked in {verdict.seconds * 1000:.0f} ms</span>")
         if self._drawn is not None:
             self.layout_chart.update(verdict)
-        self._swimlane.value = swimlane_html(verdict.schedule)
+        self._swimlane.show(verdict)
         view = type(self).counterexample_view(verdict)
         self._counterexample.children = [view] if view is not None else []
         self._drawn = verdict

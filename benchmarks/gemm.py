@@ -1,0 +1,138 @@
+"""Hopper GEMM on the GPU: tslab's ``gemm_sm90`` vs ``torch.mm`` vs CuTe DSL's own Hopper GEMM example.
+
+For fp16 and bf16 and each shape (M, N, K): median TFLOP/s and the p10-p90 spread of each, timed in one
+process with ``cutlass.testing.benchmark`` over rotating workspaces (cold L2), and the ratios. CuTe DSL's
+example (NVIDIA/cutlass ``examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py``, 128x256 tile,
+cooperative, cluster 1x1) is loaded from a local copy when ``--baseline PATH`` names one; it is not part of
+tslab.
+
+    python benchmarks/gemm.py --baseline .baseline/dense_gemm.py [--shapes 4096,4096,4096 ...] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import sys
+from typing import Any
+
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 28672, 4096), (16384, 4096, 14336), (128, 8192, 8192)]
+DTYPES = ("float16", "bfloat16")
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def _tflops(flops: int, times_us: list[float]) -> dict[str, float]:
+    rates = [flops / t / 1e6 for t in times_us]
+    return {"median": statistics.median(rates), "p10": _pct(rates, 0.1), "p90": _pct(rates, 0.9)}
+
+
+def time_baseline(path: str, shape: tuple[int, int, int], dtype: str, *, repeats: int, iterations: int,
+                  warmup: int) -> list[float]:
+    """Microseconds per call of CuTe DSL's Hopper GEMM example (128x256, cluster 1x1) on fresh inputs."""
+    import cutlass
+    import torch
+    from cuda.bindings import driver as cu
+    from cutlass import cute
+    from cutlass.cute.runtime import from_dlpack
+    from cutlass.testing import JitArguments, benchmark, get_workspace_count
+
+    spec = importlib.util.spec_from_file_location("cute_dense_gemm", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    m, n, k = shape
+    tdt = getattr(torch, dtype)
+
+    def cute3(t: Any) -> Any:  # (rows, cols) -> (rows, cols, 1), cols contiguous
+        return from_dlpack(t.unsqueeze(0).permute(1, 2, 0), assumed_align=16).mark_layout_dynamic(leading_dim=1)
+
+    count = get_workspace_count(2 * (m * k + n * k + m * n), warmup, iterations)
+    sets = []
+    for _ in range(count):
+        a = torch.randn((m, k), device="cuda", dtype=tdt)
+        b = torch.randn((n, k), device="cuda", dtype=tdt)
+        c = torch.empty((m, n), device="cuda", dtype=tdt)
+        sets.append((a, b, c, cute3(a), cute3(b), cute3(c)))
+    stream = cu.CUstream(torch.cuda.current_stream().cuda_stream)
+    gemm = mod.HopperWgmmaGemmKernel(cutlass.Float32, (128, 256), (1, 1))
+    fn = cute.compile(gemm, *sets[0][3:], stream)
+    fn(*sets[0][3:], stream)
+    torch.cuda.synchronize()
+    a, b, c = sets[0][:3]
+    err = float((c.float() - a.float() @ b.float().T).norm() / (a.float() @ b.float().T).norm())
+    assert err < 1e-2, f"baseline wrong: {err}"
+    turn = [0]
+
+    def next_ws() -> Any:
+        turn[0] += 1
+        s = sets[turn[0] % count]
+        return JitArguments(s[3], s[4], s[5], stream)
+
+    return [benchmark(fn, workspace_generator=next_ws, workspace_count=count, warmup_iterations=warmup,
+                      iterations=iterations, stream=stream) for _ in range(repeats)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", help="path of a local copy of CuTe DSL's dense_gemm.py example")
+    parser.add_argument("--shapes", nargs="*", help="M,N,K problems (default: the five of the note)")
+    parser.add_argument("--dtypes", nargs="*", default=list(DTYPES))
+    parser.add_argument("--param", action="append", default=[], help="design param NAME=VALUE for gemm_sm90")
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--json", help="write every row here")
+    args = parser.parse_args(argv)
+
+    from tslab.gpu.device import device
+    from tslab.gpu.gemm_jobs import H200_DENSE_PEAK_TFLOPS, flops
+    from tslab.gpu.jobs import _gemm_time
+    from tslab.gpu.targets import resolve
+    from tslab.kernels import gemm_sm90
+
+    shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else SHAPES
+    params: dict[str, Any] = {}
+    for kv in args.param:
+        key, value = kv.split("=", 1)
+        params[key] = int(value) if value.lstrip("-").isdigit() else {"True": True, "False": False}.get(value, value)
+    print(f"device: {device()}", flush=True)
+    rows = []
+    for dtype in args.dtypes:
+        short = "fp16" if dtype == "float16" else "bf16"
+        design = gemm_sm90.design(**{**params, "dtype": short})
+        for shape in shapes:
+            row = _gemm_time(resolve(design, shape, dtype), repeats=args.repeats, iterations=args.iterations,
+                             warmup=args.warmup, baseline="torch")
+            out = {"dtype": short, "shape": shape, "params": params, "rel_error": row["rel_error"],
+                   "tslab": _tflops(flops(shape), row["kernel_us"]), "torch": _tflops(flops(shape), row["torch_us"])}
+            if args.baseline:
+                us = time_baseline(args.baseline, shape, dtype, repeats=args.repeats, iterations=args.iterations,
+                                   warmup=args.warmup)
+                out["cute_example"] = _tflops(flops(shape), us)
+            rows.append(out)
+            print(json.dumps(out), flush=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    print(f"\n{'dtype':5} {'M,N,K':>18} {'tslab':>14} {'torch.mm':>14} {'CuTe ex.':>14} "
+          f"{'x torch':>7} {'x CuTe':>7} {'% peak':>6}")
+    def cell(r: dict[str, Any], name: str) -> str:
+        v = r.get(name)
+        return f"{v['median']:6.0f} ({v['p10']:.0f}-{v['p90']:.0f})" if v else f"{'-':>14}"
+
+    for r in rows:
+        ex = r.get("cute_example")
+        vs_ex = f"{r['tslab']['median'] / ex['median']:7.3f}" if ex else f"{'-':>7}"
+        print(f"{r['dtype']:5} {','.join(map(str, r['shape'])):>18} {cell(r, 'tslab'):>14} {cell(r, 'torch'):>14} "
+              f"{cell(r, 'cute_example'):>14} {r['tslab']['median'] / r['torch']['median']:7.3f} {vs_ex} "
+              f"{100 * r['tslab']['median'] / H200_DENSE_PEAK_TFLOPS:6.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+/**
+ * The memory map of a verdict: one bar per SMEM allocation at its byte offset, aliased phases in their own
+ * colours at the same offsets, the pipeline barriers, the capacity line; TMEM allocations over their columns.
+ * TS's allocators computed the layout; nothing is recomputed here.
+ */
+
+import { FAULT_COLOUR, h, num, s } from './dom';
+import type { Allocation, Memory } from './types';
+
+export const PLAIN = '#4c78a8';
+export const BARRIER = '#9d755d';
+export const PHASE_COLOURS = ['#f58518', '#54a24b', '#b279a2', '#e45756', '#72b7b2', '#eeca3b'];
+
+export function allocationColour(a: Allocation): string {
+  if (a.space === 'barrier') {
+    return BARRIER;
+  }
+  return a.phase === null ? PLAIN : PHASE_COLOURS[a.phase % PHASE_COLOURS.length];
+}
+
+export function allocationLabel(a: Allocation): string {
+  return a.phase === null ? a.name : `${a.name} (group ${a.alias_group}, phase ${a.phase})`;
+}
+
+/** One line: used / capacity and what aliasing saves (the Python LayoutChart's summary line). */
+export function summaryText(m: Memory, hasTmem: boolean): string {
+  const unaliased = m.smem_data + m.alias_savings;
+  const pct = unaliased ? Math.round((1000 * m.alias_savings) / unaliased) / 10 : 0;
+  let text =
+    `SMEM ${num(m.smem_used)} / ${num(m.smem_capacity)} B (${num(m.smem_data)} data + ${num(m.barrier_bytes)} barriers); ` +
+    `alias savings ${num(m.alias_savings)} B (${pct.toFixed(1)}%)`;
+  if (hasTmem) {
+    text += `; TMEM ${m.tmem_used} / ${m.tmem_capacity} columns`;
+  }
+  return text;
+}
+
+const ROW = 22;
+
+function chart(rows: Allocation[], capacity: number, used: number, unit: string, total: number): SVGElement {
+  const LABEL = Math.round(Math.min(240, total * 0.38));
+  const WIDTH = total - LABEL - 10;
+  const top = 16;
+  const height = top + ROW * rows.length + 22;
+  const max = 1.05 * Math.max(capacity, used, 1);
+  const x = (v: number) => LABEL + (WIDTH * v) / max;
+  const svg = s('svg', { class: 'tslab-map', width: total, height, role: 'img' });
+  rows.forEach((a, i) => {
+    const y = top + i * ROW;
+    svg.appendChild(s('text', { x: LABEL - 6, y: y + 15, 'text-anchor': 'end', class: 'tslab-map-label' }, allocationLabel(a)));
+    svg.appendChild(
+      s(
+        'rect',
+        {
+          x: x(a.offset),
+          y: y + 3,
+          width: Math.max(1, x(a.end) - x(a.offset)),
+          height: ROW - 6,
+          fill: allocationColour(a),
+          class: a.phase === null ? 'tslab-alloc' : 'tslab-alloc tslab-aliased',
+          'data-name': a.name
+        },
+        s(
+          'title',
+          {},
+          `${a.name}: size ${num(a.size)} ${unit}, alignment ${a.alignment}, offset ${num(a.offset)} .. ${num(a.end)}` +
+            (a.phase === null ? '' : `, alias group ${a.alias_group}, phase ${a.phase}`)
+        )
+      )
+    );
+  });
+  const cx = x(capacity);
+  svg.appendChild(s('line', { x1: cx, x2: cx, y1: 4, y2: height - 20, stroke: FAULT_COLOUR, 'stroke-dasharray': '5,3', class: 'tslab-capacity' }));
+  svg.appendChild(s('text', { x: cx, y: 11, 'text-anchor': 'end', fill: FAULT_COLOUR, class: 'tslab-capacity-label' }, `capacity ${num(capacity)}`));
+  svg.appendChild(s('line', { x1: LABEL, x2: LABEL + WIDTH, y1: height - 18, y2: height - 18, stroke: '#8c959f' }));
+  svg.appendChild(s('text', { x: LABEL, y: height - 4, class: 'tslab-tick' }, `0 ${unit}`));
+  svg.appendChild(s('text', { x: LABEL + WIDTH, y: height - 4, 'text-anchor': 'end', class: 'tslab-tick' }, `${num(Math.round(max))} ${unit}`));
+  return svg;
+}
+
+export interface LayoutOptions {
+  /** A heading above the map ("with aliasing", ...), followed by used / capacity. */
+  title?: string;
+  /** Width of each map in pixels. */
+  width?: number;
+}
+
+/** The SMEM map (and TMEM map when the design has TMEM) with its summary line. */
+export function createLayoutMap(layout: Allocation[], memory: Memory, options: LayoutOptions = {}): HTMLElement {
+  const smem = layout.filter(a => a.space !== 'tmem');
+  const tmem = layout.filter(a => a.space === 'tmem');
+  const fits = memory.smem_used <= memory.smem_capacity;
+  const width = options.width ?? 770;
+  return h(
+    'div',
+    { class: 'tslab-layout' },
+    options.title ? h('div', { class: 'tslab-map-title' }, `${options.title}: ${num(memory.smem_used)} / ${num(memory.smem_capacity)} B`) : null,
+    h('div', { class: fits ? 'tslab-map-summary' : 'tslab-map-summary tslab-over' }, summaryText(memory, tmem.length > 0)),
+    smem.length ? chart(smem, memory.smem_capacity, memory.smem_used, 'B', width) : h('i', {}, 'no layout (the design could not be lowered)'),
+    tmem.length ? chart(tmem, memory.tmem_capacity, memory.tmem_used, 'columns', width) : null
+  );
+}

@@ -1,0 +1,132 @@
+/**
+ * The payloads tslab's Python side saves in a notebook, typed after `tslab/schemas/<kind>.v1.json`.
+ */
+
+export interface Op {
+  stage: string;
+  resource: string;
+  label?: string | null;
+}
+
+export interface Entry {
+  task: string;
+  section: string;
+  index: number;
+  iteration?: number | null;
+  tile?: number;
+  part?: string | null;
+}
+
+export interface NextOp {
+  op: Op | null;
+  status: 'runnable' | 'blocked' | 'done';
+  waits_for?: string;
+}
+
+export interface State {
+  cursors: number[];
+  prod_credits: Record<string, number>;
+  cons_credits: Record<string, number>;
+  held: Record<string, [string, string, number, number][]>;
+  next_ops: Record<string, NextOp>;
+  pdl_wait?: boolean;
+}
+
+export interface Step {
+  index: number;
+  task: string | null;
+  op: Op | null;
+  entry: Entry | null;
+  state: State;
+}
+
+export interface Fault {
+  kind: 'deadlock' | 'race' | 'pdl-order' | 'complete' | 'running';
+  cursors: number[];
+  message: string;
+  blocked?: { task: string; stage: string; resource?: string; reason?: string }[];
+  writer?: Record<string, string> | null;
+  victim?: Record<string, string> | null;
+  overlap?: string;
+}
+
+export interface TracePayload {
+  tslab_trace: 1;
+  design: string;
+  tasks: string[];
+  run?: string;
+  fault: Fault;
+  steps: Step[];
+}
+
+export interface Issue {
+  kind: string;
+  where: string;
+  message: string;
+  hint: string;
+}
+
+export interface Allocation {
+  name: string;
+  space: 'smem' | 'barrier' | 'tmem';
+  offset: number;
+  size: number;
+  end: number;
+  alignment: number;
+  alias_group: number | null;
+  phase: number | null;
+}
+
+export interface ScheduleRow {
+  task: string;
+  section: 'head' | 'loop' | 'tail';
+  index: number;
+  resource: string;
+  stage: string;
+  label: string | null;
+  guard: string;
+}
+
+export interface Memory {
+  smem_used: number;
+  smem_data: number;
+  barrier_bytes: number;
+  smem_capacity: number;
+  alias_savings: number;
+  tmem_used: number;
+  tmem_capacity: number;
+}
+
+export interface VerdictPayload {
+  tslab_verdict: 1;
+  kernel: string;
+  status: string;
+  ok: boolean;
+  errors: Issue[];
+  warnings?: string[];
+  memory: Memory;
+  layout: Allocation[];
+  schedule: ScheduleRow[];
+  checker: {
+    verdict: string;
+    states_explored: number;
+    hit_state_limit: boolean;
+    max_states: number | null;
+    runs: number;
+    context?: string;
+  };
+  trace?: TracePayload | null;
+  design?: DesignPayload | null;
+}
+
+export interface DesignPayload {
+  tslab_design: 1;
+  kernel: string;
+  params: Record<string, unknown>;
+  pipelines?: Record<string, Record<string, unknown>>;
+  schedules?: Record<string, unknown[][]>;
+  alias_groups?: unknown[] | null;
+  source?: Record<string, unknown>;
+  knobs?: Record<string, unknown>;
+  verdict?: VerdictPayload;
+}

@@ -1,0 +1,32 @@
+/**
+ * The live host of the memory map: the anywidget front end of `tslab.widgets.layout_chart.LayoutView`, drawn
+ * by the same `views/layout` module as a saved verdict's output. The model holds TS's layout table as rows
+ * (`allocations`), the memory figures, a heading and the map's width (ipywidgets keeps `layout` and `width`).
+ */
+
+import { createLayoutMap } from '../views/layout';
+import type { Allocation, Memory } from '../views/types';
+
+export interface LayoutViewModel {
+  get(name: 'allocations'): Allocation[];
+  get(name: 'memory'): Memory;
+  get(name: 'heading'): string;
+  get(name: 'map_width'): number;
+  on(event: string, callback: () => void): void;
+  off(event: string, callback: () => void): void;
+}
+
+const TRAITS = ['allocations', 'memory', 'heading', 'map_width'];
+
+function render({ model, el }: { model: LayoutViewModel; el: HTMLElement }): () => void {
+  el.classList.add('tslab-rendered', 'tslab-widget-layout');
+  const draw = () => {
+    const memory = model.get('memory');
+    el.replaceChildren(memory && 'smem_used' in memory ? createLayoutMap(model.get('allocations'), memory, { title: model.get('heading'), width: model.get('map_width') }) : '');
+  };
+  TRAITS.forEach(name => model.on(`change:${name}`, draw));
+  draw();
+  return () => TRAITS.forEach(name => model.off(`change:${name}`, draw));
+}
+
+export default { render };

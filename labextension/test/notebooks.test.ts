@@ -1,0 +1,33 @@
+// "Check with tslab..." reads the kernel file's @cute.jit functions and writes a notebook that captures one.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkFileCells, designNotebookCells, jitFunctions, notebookJSON, openDesignCells, standInArgs } from '../src/notebooks';
+import { ROOT } from './helpers';
+
+describe('kernel files', () => {
+  it('lists the @cute.jit functions of a kernel file, host function with tensor stand-ins', () => {
+    const source = readFileSync(join(ROOT, 'tests', 'fixtures', 'ring_copy.py'), 'utf8');
+    const host = jitFunctions(source).find(f => f.name === 'ring_copy')!;
+    expect(host.args).toBe('fake.tensor("f16", (8, 256)), fake.tensor("f16", (8, 256))');
+    expect(jitFunctions(source).map(f => f.name)).not.toContain('ring_copy_kernel');
+  });
+
+  it('leaves parameters with defaults out', () => {
+    expect(standInArgs('a: cute.Tensor, n: int, *, flag: bool = False')).toBe('fake.tensor("f16", (8, 256)), 1');
+  });
+
+  it('writes a notebook that captures and checks the function', () => {
+    const cells = checkFileCells('ring_copy.py', 'ring_copy', 'fake.tensor("f16", (8, 256))');
+    expect(cells[1]).toBe('design = tslab.capture_file("ring_copy.py", "ring_copy", fake.tensor("f16", (8, 256)))\nverdict = tslab.check(design)\nverdict');
+    expect((notebookJSON(cells) as any).metadata.kernelspec.name).toBe('python3');
+  });
+});
+
+describe('design notebooks', () => {
+  it('puts a Studio on a catalog kernel or on a saved design', () => {
+    expect(designNotebookCells('gemm_sm90')[1]).toBe('studio = Studio(design("gemm_sm90"))\nstudio');
+    expect(openDesignCells('gemm.tslab.json', '{}')[1]).toBe('studio = Studio(tslab.Design.from_json(open("gemm.tslab.json").read()))\nstudio');
+    expect(openDesignCells(null, '{"kernel": "tma_copy"}')[1]).toBe('studio = Studio(tslab.Design.from_json("{\\"kernel\\": \\"tma_copy\\"}"))\nstudio');
+  });
+});

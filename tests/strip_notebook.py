@@ -1,0 +1,30 @@
+"""Keep executed tutorials lean: drop saved widget state and widget-view outputs (the text/plain stays).
+
+    python tests/strip_notebook.py notebooks/06_open_your_kernel.ipynb [...]
+
+Widget state (a plotly figure's data, every control's model) can be megabytes; nbval ignores it and a saved
+notebook shows each widget's text fallback without it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def strip(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            output.get("data", {}).pop(WIDGET_VIEW, None)
+    nbformat.write(nb, path)
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:]:
+        strip(Path(name))

@@ -1,0 +1,58 @@
+"""The data the JupyterLab extension's own tests read is what tslab emits today.
+
+``labextension/test/fixtures/`` holds recorded mime payloads (the demo_deadlock and demo_race traces, a
+gemm_sm90 verdict with aliased phases, a design file) and ``labextension/src/catalog.json`` the kernels the
+launcher offers. Rewrite both after a change with ``python tests/test_labextension_data.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import tslab
+from tslab.kernels import catalog, design
+
+EXT = Path(__file__).resolve().parents[1] / "labextension"
+FIXTURES = EXT / "test" / "fixtures"
+
+
+def _plain(value):
+    return json.loads(json.dumps(value))
+
+
+def recorded() -> dict[str, object]:
+    """File name -> the payload tslab emits now."""
+    deadlock, race, gemm = (tslab.check(design(k)) for k in ("demo_deadlock", "demo_race", "gemm_sm90"))
+    saved = design("gemm_sm90", stages=3)
+    return {
+        "trace_demo_deadlock.json": _plain(deadlock.trace.to_dict()),
+        "trace_demo_race.json": _plain(race.trace.to_dict()),
+        "verdict_gemm_sm90.json": _plain(gemm.to_mime()),
+        "verdict_demo_deadlock.json": _plain(deadlock.to_mime()),
+        "design_gemm_sm90.tslab.json": _plain({**saved.to_dict(), "verdict": tslab.check(saved).to_mime()}),
+    }
+
+
+def catalog_json() -> list[dict[str, str]]:
+    return [{"name": k.name, "summary": k.summary} for k in catalog()]
+
+
+@pytest.mark.parametrize("name", sorted(recorded()))
+def test_recorded_payloads_are_current(name):
+    assert json.loads((FIXTURES / name).read_text()) == recorded()[name], \
+        f"labextension/test/fixtures/{name} is stale; run: python tests/test_labextension_data.py"
+
+
+def test_launcher_catalog_is_current():
+    assert json.loads((EXT / "src" / "catalog.json").read_text()) == catalog_json(), \
+        "labextension/src/catalog.json is stale; run: python tests/test_labextension_data.py"
+
+
+if __name__ == "__main__":
+    FIXTURES.mkdir(parents=True, exist_ok=True)
+    for name, payload in recorded().items():
+        (FIXTURES / name).write_text(json.dumps(payload, indent=1) + "\n")
+    (EXT / "src" / "catalog.json").write_text(json.dumps(catalog_json(), indent=2) + "\n")

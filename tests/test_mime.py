@@ -1,0 +1,66 @@
+"""The mime bundles a saved notebook keeps follow the schemas JupyterLab's tslab extension renders from."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from referencing import Registry, Resource
+
+import tslab
+from tslab.core import mime
+from tslab.kernels import design
+from tslab.kernels.gemm_sm90 import ALIASED
+
+
+def _validator(kind: str) -> jsonschema.Draft202012Validator:
+    resources = [(f"https://tslab/schemas/{k}.v1.json", Resource.from_contents(mime.schema(k))) for k in mime.KINDS]
+    return jsonschema.Draft202012Validator(mime.schema(kind), registry=Registry().with_resources(resources))
+
+
+@pytest.mark.parametrize("kind", sorted(mime.KINDS))
+def test_each_schema_is_a_valid_schema(kind):
+    jsonschema.Draft202012Validator.check_schema(mime.schema(kind))
+
+
+@pytest.mark.parametrize("kernel", ["demo_deadlock", "demo_race", "gemm_sm90", "demo_overflow", "tma_copy"])
+def test_verdict_and_trace_bundles_follow_their_schemas(kernel):
+    verdict = tslab.check(design(kernel))
+    bundle = verdict._repr_mimebundle_()
+    assert {"text/plain", "text/html", mime.VERDICT} <= set(bundle)
+    _validator("verdict").validate(_saved(bundle[mime.VERDICT]))
+    if verdict.trace is not None:
+        _validator("trace").validate(_saved(verdict.trace._repr_mimebundle_()[mime.TRACE]))
+
+
+def _saved(payload):
+    """The payload as a notebook file keeps it (tuples become lists)."""
+    return json.loads(json.dumps(payload))
+
+
+def test_a_verdict_bundle_is_the_same_on_every_run():
+    assert tslab.check(design("demo_race")).to_mime() == tslab.check(design("demo_race")).to_mime()
+
+
+def test_gemm_layout_keeps_aliased_phases():
+    rows = tslab.check(design("gemm_sm90", **ALIASED)).to_mime()["layout"]
+    phases = {(r["name"], r["alias_group"], r["phase"]) for r in rows}
+    assert {("a_buf", 0, 0), ("epi_buf", 0, 1), ("barriers", None, None)} <= phases
+
+
+def test_design_bundle_and_design_file(tmp_path):
+    d = design("gemm_sm90", stages=3)
+    _validator("design").validate(d._repr_mimebundle_()[mime.DESIGN])
+    path = d.save(tmp_path / "gemm.tslab.json", verdict=tslab.check(d))
+    saved = json.loads(path.read_text())
+    _validator("design").validate(saved)
+    assert saved["verdict"]["status"] == "SAFE"
+    assert tslab.Design.from_json(path.read_text()) == d
+
+
+def test_a_bad_bundle_is_refused_by_the_schema():
+    payload = tslab.check(design("demo_deadlock")).to_mime()
+    payload["status"] = "FINE"
+    with pytest.raises(jsonschema.ValidationError, match="'FINE' is not one of"):
+        _validator("verdict").validate(payload)

@@ -1,0 +1,16 @@
+"""The committed tutorials carry the kernelspec JupyterLab writes, so opening one does not rewrite it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_kernelspec_is_the_one_jupyterlab_writes(path):
+    spec = json.loads(path.read_text())["metadata"]["kernelspec"]
+    assert spec == {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}

@@ -1,0 +1,125 @@
+"""GEMM work inside the worker: inputs, the fp32 reference check, and TFLOP/s against ``torch.mm``.
+
+A GEMM target's shape is ``(M, N, K)``: ``a`` is M x K row-major, ``b`` is N x K (K-major), ``c = a @ b.T`` is
+M x N row-major. The copies' jobs (:mod:`tslab.gpu.jobs`) hand GEMM targets to this module.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .targets import Target
+
+#: H200 (SXM) dense fp16/bf16 tensor-core peak, TFLOP/s (datasheet).
+H200_DENSE_PEAK_TFLOPS = 989.0
+
+
+def flops(shape: tuple[int, ...]) -> int:
+    m, n, k = shape
+    return 2 * m * n * k
+
+
+def operands(shape: tuple[int, ...], dtype: str, seed: int) -> tuple[Any, Any, Any]:
+    """Fresh random ``a``, ``b`` and a NaN-poisoned ``c`` on the GPU."""
+    import torch
+
+    m, n, k = shape
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    tdt = getattr(torch, dtype)
+    a = torch.randn((m, k), device="cuda", dtype=tdt, generator=gen)
+    b = torch.randn((n, k), device="cuda", dtype=tdt, generator=gen)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=tdt)
+    return a, b, c
+
+
+def check(a: Any, b: Any, c: Any) -> dict[str, float]:
+    """Relative error of ``c`` against the fp32 product, torch.mm's own error, and elements left unwritten."""
+    import torch
+
+    ref = a.float() @ b.float().T
+    norm = ref.norm().clamp_min(1e-30)
+    theirs = float((torch.mm(a, b.T).float() - ref).norm() / norm)
+    return {"rel_error": float((c.float() - ref).norm() / norm), "torch_rel_error": theirs,
+            "unwritten": int(c.isnan().sum().item())}
+
+
+#: Unit roundoff of the output dtype: rounding C to it alone costs up to this relative error.
+UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8}
+
+
+def tolerance(result: dict[str, float], dtype: str) -> float:
+    """At most twice torch.mm's own error on the same inputs plus one rounding of C (small K can be exact)."""
+    return 2.0 * result["torch_rel_error"] + UNIT_ROUNDOFF[dtype]
+
+
+def compiled(t: Target, sms: int, arch: str) -> Any:
+    from cutlass import cute
+
+    return cute.compile(t.module.launch, *t.module.fake_args(t.shape, t.dtype), *t.launch_constants(sms),
+                        options=f"--gpu-arch {arch}")
+
+
+def _args(a: Any, b: Any, c: Any, stream: Any) -> tuple:
+    from cutlass.cute.runtime import from_dlpack
+
+    return (from_dlpack(a, assumed_align=16), from_dlpack(b, assumed_align=16), from_dlpack(c, assumed_align=16),
+            stream)
+
+
+def run(t: Target, *, seed: int, sms: int, arch: str, stream: Any) -> dict[str, Any]:
+    """Compile, run once on fresh inputs into a poisoned output, compare with the fp32 reference."""
+    import torch
+
+    from .errors import CheckFailedError
+
+    a, b, c = operands(t.shape, t.dtype, seed)
+    started = time.perf_counter()
+    fn = compiled(t, sms, arch)
+    compile_s = time.perf_counter() - started
+    fn(*_args(a, b, c, stream))
+    torch.cuda.synchronize()
+    result = {**check(a, b, c), "compile_seconds": compile_s, "shape": list(t.shape), "dtype": t.dtype}
+    if result["unwritten"] or not result["rel_error"] <= tolerance(result, t.dtype):
+        raise CheckFailedError(
+            f"kernel '{t.kernel}' {t.shape} {t.dtype}: relative error {result['rel_error']:.3g} "
+            f"(torch.mm {result['torch_rel_error']:.3g}), {result['unwritten']} elements unwritten; the GEMM is wrong"
+        )
+    return result
+
+
+def time_target(t: Target, *, sms: int, arch: str, stream: Any, repeats: int, iterations: int, warmup: int,
+                baseline: str | None) -> dict[str, Any]:
+    """Check once, then time the kernel and ``torch.mm`` in turn, ``repeats`` times, rotating workspaces."""
+    import torch
+    from cutlass.testing import JitArguments, benchmark, get_workspace_count
+
+    m, n, k = t.shape
+    nbytes = 2 * (m * k + n * k + m * n)
+    count = get_workspace_count(nbytes, warmup, iterations)
+    sets = [operands(t.shape, t.dtype, 1000 + w) for w in range(count)]
+    fn = compiled(t, sms, arch)
+    kernel_ws = [JitArguments(*_args(a, b, c, stream)) for a, b, c in sets]
+    fn(*kernel_ws[0].args)
+    torch.cuda.synchronize()
+    result = check(*sets[0])
+    turn = {"kernel": 0, "torch": 0}
+
+    def next_ws(kind: str) -> Any:
+        turn[kind] += 1
+        if kind == "kernel":
+            return kernel_ws[turn[kind] % count]
+        a, b, c = sets[turn[kind] % count]
+        return JitArguments(a, b, c)
+
+    times: dict[str, list[float]] = {"kernel": [], "torch": []}
+    for _ in range(repeats):
+        times["kernel"].append(benchmark(fn, workspace_generator=lambda: next_ws("kernel"), workspace_count=count,
+                                         warmup_iterations=warmup, iterations=iterations, stream=stream))
+        if baseline == "torch":
+            times["torch"].append(benchmark(lambda a, b, c: torch.mm(a, b.T, out=c),
+                                            workspace_generator=lambda: next_ws("torch"), workspace_count=count,
+                                            warmup_iterations=warmup, iterations=iterations, stream=stream))
+    return {**t.to_dict(), "flops": flops(t.shape), "bytes": nbytes, "workspaces": count,
+            "kernel_us": times["kernel"], "torch_us": times["torch"], "graphs": False, **result,
+            "mismatches": result["unwritten"]}

@@ -1,0 +1,158 @@
+"""The GPU side of :mod:`tslab.kernels.gemm_sm90`: host entry, TMA atoms, SMEM layouts and the TS kernel.
+
+The host builds CuTe's Hopper pieces (``cutlass.utils.hopper_helpers``): the warpgroup tiled MMA, the
+swizzled K-major SMEM layouts of A and B, the epilogue's SMEM layout and the TMA atoms that match them; the
+kernel builds the design's TS resources and tasks with :func:`tslab.kernels.gemm_sm90.make_tasks` and runs
+them with TS's ``TaskManager``. Grid: one block per ``tile_m x tile_n`` tile of C, or with ``persistent=True``
+the static persistent scheduler's grid (one block per SM, ``sms`` baked in); block shape
+``32 * (4 * mma_warpgroups + 2)`` threads (MMA warpgroups, the load warp, the store warp). Shapes are static:
+one compile per (M, N, K).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cutlass
+import cutlass.utils.hopper_helpers as sm90
+from cuda.bindings import driver as cuda_driver
+from cutlass import cute
+from cutlass import tensor_utils as utils
+
+from .gemm_sm90 import RASTER_GROUP, TORCH_DTYPES, Geometry, make_tasks, validate
+
+_CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
+
+
+def _tile_mnk(p: dict[str, Any]) -> tuple[int, int, int]:
+    return (p["tile_m"], p["tile_n"], p["tile_k"])
+
+
+def _epi_tile(p: dict[str, Any], dtype: Any) -> Any:
+    return sm90.compute_tile_shape_or_override(_tile_mnk(p), dtype, is_cooperative=p["mma_warpgroups"] == 2)
+
+
+def _layouts(p: dict[str, Any], dtype: Any) -> tuple[Any, Any, Any, Any]:
+    """Staged SMEM layouts of A, B and the whole C tile (as epilogue sub-tiles), and the sub-tile shape."""
+    k_major = utils.LayoutEnum.ROW_MAJOR  # A (M x K) and B (N x K) are both K-major
+    a = sm90.make_smem_layout_a(k_major, _tile_mnk(p), dtype, p["stages"])
+    b = sm90.make_smem_layout_b(k_major, _tile_mnk(p), dtype, p["stages"])
+    epi_tile = _epi_tile(p, dtype)
+    subtiles = (p["tile_m"] // cute.size(epi_tile[0])) * (p["tile_n"] // cute.size(epi_tile[1]))
+    epi = sm90.make_smem_layout_epi(dtype, utils.LayoutEnum.ROW_MAJOR, epi_tile, subtiles)
+    return a, b, epi, epi_tile
+
+
+def _tiled_mma(p: dict[str, Any], dtype: Any) -> Any:
+    k = cute.nvgpu.OperandMajorMode.K
+    return sm90.make_trivial_tiled_mma(dtype, dtype, k, k, cutlass.Float32, (p["mma_warpgroups"], 1, 1),
+                                       tiler_mn=(64, p["tile_n"]))
+
+
+@cute.kernel
+def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.CopyAtom, mB: cute.Tensor,
+                 tma_atom_c: cute.CopyAtom, mC: cute.Tensor, tiled_mma: cute.TiledMma,
+                 params: cutlass.Constexpr, shape: cutlass.Constexpr, pipelines: cutlass.Constexpr) -> None:
+    from cutlass.experimental.task_scheduling.task_manager import TaskManager
+
+    from ..core.blueprint import allocate, apply_pipeline
+
+    p = dict(params)
+    m, n, k = shape
+    dtype = _CUTLASS_DTYPES[p["dtype"]]
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    if warp == 4 * p["mma_warpgroups"]:
+        cute.nvgpu.cpasync.prefetch_descriptor(tma_atom_a)
+        cute.nvgpu.cpasync.prefetch_descriptor(tma_atom_b)
+        cute.nvgpu.cpasync.prefetch_descriptor(tma_atom_c)
+    a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype)
+    geo = Geometry(tiles_m=(m + p["tile_m"] - 1) // p["tile_m"], tiles_n=(n + p["tile_n"] - 1) // p["tile_n"],
+                   k_tiles=(k + p["tile_k"] - 1) // p["tile_k"], raster=p["raster"], dtype=dtype,
+                   persistent=p["persistent"], a_layout=a_layout, b_layout=b_layout, epi_layout=epi_layout,
+                   epi_tile=epi_tile)
+    scheduler = None
+    if cutlass.const_expr(p["persistent"]):
+        from cutlass.experimental.task_scheduling.resources import TileSchedulerConfig
+
+        scheduler = TileSchedulerConfig.create_static_persistent_tile_scheduler_params(
+            tile_scheduler_params=_scheduler_params(p, geo.tiles_m, geo.tiles_n))
+    thr_mma = tiled_mma.get_slice(0)
+    acc = cute.make_rmem_tensor(thr_mma.partition_shape_C((p["tile_m"], p["tile_n"])), cutlass.Float32)
+    bp = make_tasks(p, k_tiles=geo.k_tiles, geo=geo,
+                    gpu={"tma_atom_a": tma_atom_a, "tma_atom_b": tma_atom_b, "mA": mA, "mB": mB,
+                         "tiled_mma": tiled_mma, "acc": acc, "tma_atom_c": tma_atom_c, "mC": mC,
+                         "scheduler": scheduler})
+    for name, fields in pipelines:
+        apply_pipeline(bp, name, dict(fields))
+    smem, _ = allocate(bp, bp.alias_groups, [])
+    manager = TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, smem_allocator=smem, verbose=False)
+    manager.setup_resources_and_tasks()
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    manager.run()
+
+
+@cute.jit
+def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.CUstream,
+           params: cutlass.Constexpr, pipelines: cutlass.Constexpr = ()) -> None:
+    """Host entry: ``c = a @ b.T`` for row-major ``a`` (M x K), ``b`` (N x K) and ``c`` (M x N)."""
+    p = dict(params)
+    dtype = _CUTLASS_DTYPES[p["dtype"]]
+    a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype)
+    g2s = cute.nvgpu.cpasync.CopyBulkTensorTileG2SOp()
+    tma_atom_a, tma_a = cute.nvgpu.cpasync.make_tiled_tma_atom(
+        g2s, a, cute.slice_(a_layout, (None, None, 0)), (p["tile_m"], p["tile_k"]))
+    tma_atom_b, tma_b = cute.nvgpu.cpasync.make_tiled_tma_atom(
+        g2s, b, cute.slice_(b_layout, (None, None, 0)), (p["tile_n"], p["tile_k"]))
+    tma_atom_c, tma_c = cute.nvgpu.cpasync.make_tiled_tma_atom(
+        cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(epi_layout, (None, None, 0)), epi_tile)
+    m, k = a.shape
+    n = b.shape[0]
+    tiles_m = (m + p["tile_m"] - 1) // p["tile_m"]
+    tiles_n = (n + p["tile_n"] - 1) // p["tile_n"]
+    grid = (tiles_m * tiles_n, 1, 1)
+    if cutlass.const_expr(p["persistent"]):
+        from cutlass.utils import StaticPersistentTileScheduler
+
+        grid = StaticPersistentTileScheduler.get_grid_shape(_scheduler_params(p, tiles_m, tiles_n), p["sms"])
+    _gemm_kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, _tiled_mma(p, dtype), params,
+                 (m, n, k), pipelines).launch(grid=grid, block=(32 * (4 * p["mma_warpgroups"] + 2), 1, 1),
+                                              stream=stream)
+
+
+def _scheduler_params(p: dict[str, Any], tiles_m: int, tiles_n: int) -> Any:
+    """TS's static persistent scheduler over the tile grid; ``raster='grouped'`` swizzles M in groups."""
+    from cutlass.utils import PersistentTileSchedulerParams
+
+    swizzle = RASTER_GROUP if p["raster"] == "grouped" else 1
+    return PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (1, 1, 1), swizzle_size=swizzle,
+                                         raster_along_m=True)
+
+
+def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
+    """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(a, b, c, stream)``."""
+    keys = ("tile_m", "tile_n", "tile_k", "stages", "mma_warpgroups", "persistent", "cluster_m", "raster",
+            "epilogue", "dtype")
+    p = {key: params[key] for key in keys}
+    validate(p)
+    if p["persistent"]:
+        p["sms"] = sms
+    return (tuple(sorted(p.items())), pipelines)
+
+
+def fake_args(shape: tuple[int, ...], dtype: str) -> tuple:
+    """Compile-only stand-ins for ``(a, b, c, stream)`` of problem ``shape = (M, N, K)``, row-major."""
+    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
+
+    m, n, k = shape
+    dt = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16}[dtype]
+
+    def make(rows: int, cols: int) -> Any:
+        return make_fake_compact_tensor(dt, (rows, cols), stride_order=(1, 0), assumed_align=16)
+
+    return make(m, k), make(n, k), make(m, n), make_fake_stream()
+
+
+def torch_dtype_name(params: dict[str, Any]) -> str:
+    """The torch dtype name of the design's ``dtype`` param."""
+    return TORCH_DTYPES[params["dtype"]]
