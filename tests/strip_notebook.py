@@ -1,4 +1,5 @@
-"""Keep executed tutorials lean: drop saved widget state and widget-view outputs (the text/plain stays).
+"""Keep executed tutorials lean and stable: drop saved widget state and widget-view outputs (the text/plain
+stays), and write the kernelspec JupyterLab writes, so opening a tutorial does not rewrite it.
 
     python tests/strip_notebook.py notebooks/06_open_your_kernel.ipynb [...]
 
@@ -19,6 +20,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 def strip(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     nb.metadata.pop("widgets", None)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             output.get("data", {}).pop(WIDGET_VIEW, None)

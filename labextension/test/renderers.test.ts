@@ -18,10 +18,10 @@ describe('trace renderer: the replay player', () => {
     const player = node.querySelector<HTMLElement>('.tslab-player')!;
     const caption = () => node.querySelector('.tslab-player-caption')!.textContent;
     expect(caption()).toBe('step 0: initial state of demo_deadlock');
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 4; i++) {
       key(player, 'ArrowRight');
     }
-    expect(caption()).toBe('step 3: LoadTask ran ProducerAcquire(smem_ring) (loop[1] iter 0)');
+    expect(caption()).toBe('step 4: LoadTask ran ProducerAcquire(smem_ring) (loop[1] iter 0)');
     expect(player.classList.contains('tslab-at-fault')).toBe(false);
     key(player, 'End');
     expect(caption()).toContain('DEADLOCK: LoadTask blocked on smem_ring.ProducerAcquire');
@@ -94,7 +94,7 @@ describe('verdict renderer', () => {
     const lanes = [...node.querySelectorAll('.tslab-swimlane tr')].map(tr => [tr.querySelector('th')!.textContent, tr.querySelectorAll('td').length]);
     expect(lanes).toEqual([
       ['LoadTask', 4],
-      ['MmaTask', 6],
+      ['MmaTask', 9],
       ['EpilogueTask', 4]
     ]);
     expect(node.querySelector('.tslab-player')).toBeNull();
