@@ -54,12 +54,12 @@ def _fit(lab, page) -> None:
     studio, replay, bench = (page.locator(s).first for s in (".tslab-studio", ".tslab-replay", ".tslab-bench-panel"))
     for part in (studio, replay, bench):
         part.wait_for(timeout=120_000)
-    studio.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
-    replay.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    studio.locator(".tslab-map").first.wait_for(timeout=60_000)
+    replay.locator(".tslab-player").first.wait_for(timeout=60_000)
     problems = []
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 1000})
-        page.wait_for_timeout(1_500)  # Lab lays out its panels again, plotly redraws
+        page.wait_for_timeout(1_500)  # Lab lays out its panels again, the views redraw
         studio.get_by_role("tab", name="pipelines").click()
         problems += _check(page, ".tslab-studio", "studio", width)
         studio.get_by_role("tab", name="schedules").click()

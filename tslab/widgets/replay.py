@@ -40,6 +40,7 @@ class ReplayPlayer(w.VBox):
         self.moves = w.HBox()
         self.message = w.HTML()
         super().__init__([self.view, self.moves, self.message], **kwargs)
+        self.add_class("tslab-replay")
         if self.explorer is not None:
             self.view.observe(lambda change: self._refresh_moves(change["new"] == self.last), names="index")
             self.show(self.last)
