@@ -95,3 +95,10 @@ def test_an_out_of_memory_in_the_job_is_raised_as_such():
 
     with pytest.raises(GpuOutOfMemoryError, match=r"run: the GPU ran out of memory \(asked for 2.00 GiB"):
         run_job("test_gpu_worker:raise_out_of_memory", {"text": TORCH_OOM}, what="run", error=CheckFailedError)
+
+
+def test_a_worker_killed_after_finishing_some_work_keeps_it_in_the_error():
+    with pytest.raises(WorkerCrashedError, match=r"killed by SIGKILL.*The 3 result\(s\) finished before are kept") \
+            as info:
+        run_job("tslab.gpu.worker:partial_then_kill_for_test", {"rows": 3}, what="bench")
+    assert info.value.partial == [{"row": 0}, {"row": 1}, {"row": 2}]

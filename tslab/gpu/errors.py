@@ -34,7 +34,14 @@ class CompileError(GpuError):
 
 
 class WorkerCrashedError(GpuError):
-    """The worker process died (an MLIR abort, a signal); the parent lives on."""
+    """The worker process died (an MLIR abort, a signal); the parent lives on.
+
+    ``partial``: what the job finished before it died (a benchmark's timed rows), in order.
+    """
+
+    def __init__(self, message: str, *, partial: list | None = None) -> None:
+        super().__init__(message)
+        self.partial = list(partial or [])
 
 
 class WorkerTimeoutError(GpuError):
@@ -43,10 +50,12 @@ class WorkerTimeoutError(GpuError):
     ``phase`` names what the job was doing (e.g. ``"running the kernel"``), ``None`` while it was starting.
     """
 
-    def __init__(self, message: str, *, phase: str | None = None, seconds: float | None = None) -> None:
+    def __init__(self, message: str, *, phase: str | None = None, seconds: float | None = None,
+                 partial: list | None = None) -> None:
         super().__init__(message)
         self.phase = phase
         self.seconds = seconds
+        self.partial = list(partial or [])
 
 
 class KernelHungError(WorkerTimeoutError):

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .targets import Target
+from .worker import report_partial
 
 
 def _target(data: dict[str, Any]) -> Target:
@@ -321,6 +322,7 @@ def bench_job(
         t = _target(data)
         if t.kernel == "gemm_sm90":
             rows.append(_gemm_time(t, repeats=repeats, iterations=iterations, warmup=warmup, baseline=baseline))
+            report_partial(rows[-1])
             continue
         # CUDA graphs capture only on a stream other than the legacy default one.
         side = torch.cuda.stream(torch.cuda.Stream()) if use_cuda_graphs else contextlib.nullcontext()
@@ -335,6 +337,7 @@ def bench_job(
                     baseline=baseline,
                 )
             )
+        report_partial(rows[-1])  # kept by the parent if a later target kills the worker
         torch.cuda.empty_cache()
         if progress:
             best = t.nbytes / min(rows[-1]["kernel_us"]) / 1e3

@@ -32,6 +32,12 @@ def enter_phase(phase: str, timeout: float) -> None:
         _conn.send(("phase", phase, float(timeout)))
 
 
+def report_partial(item: Any) -> None:
+    """Inside a job: hand the parent one finished piece of work (e.g. a timed row), kept if the job dies later."""
+    if _conn is not None:
+        _conn.send(("partial", item))
+
+
 def _entry(conn: Any, job: str, kwargs: dict[str, Any], log_path: str, env: dict[str, str]) -> None:
     global _conn
     _conn = conn
@@ -106,6 +112,7 @@ def run_job(
         proc.start()
     child.close()
     phase, limit = None, timeout
+    partial: list[Any] = []
     try:
         while True:
             if not parent.poll(limit):
@@ -115,16 +122,19 @@ def run_job(
                     during = f" {phase}" if phase else ""
                     raise WorkerTimeoutError(
                         f"{what}: the worker ran past {limit:.0f} s{during} and was stopped; raise timeout= or use "
-                        f"a smaller problem.\n--- worker output (tail) ---\n{_tail(log_path)}",
-                        phase=phase, seconds=limit,
+                        f"a smaller problem.{_kept(partial)}\n--- worker output (tail) ---\n{_tail(log_path)}",
+                        phase=phase, seconds=limit, partial=partial,
                     )
                 proc.join(5)
-                raise _crash(what, proc.exitcode, log_path)
+                raise _crash(what, proc.exitcode, log_path, partial)
             try:
                 message = parent.recv()
             except EOFError:
                 proc.join(5)
-                raise _crash(what, proc.exitcode, log_path) from None
+                raise _crash(what, proc.exitcode, log_path, partial) from None
+            if message[0] == "partial":
+                partial.append(message[1])
+                continue
             if message[0] != "phase":
                 break
             _, phase, limit = message
@@ -146,7 +156,11 @@ def run_job(
     )
 
 
-def _crash(what: str, code: int | None, log_path: str) -> WorkerCrashedError:
+def _kept(partial: list[Any]) -> str:
+    return f" The {len(partial)} result(s) finished before are kept in the error's .partial." if partial else ""
+
+
+def _crash(what: str, code: int | None, log_path: str, partial: list[Any] | None = None) -> WorkerCrashedError:
     if code == -signal.SIGABRT:
         how = "aborted (SIGABRT: an assertion or abort inside MLIR/CUDA)"
     elif code is not None and code < 0:
@@ -158,8 +172,9 @@ def _crash(what: str, code: int | None, log_path: str) -> WorkerCrashedError:
         how = f"exited with code {code} without a result"
     return WorkerCrashedError(
         f"{what}: the worker process {how}; this process is unharmed. "
-        f"Check the design with tslab.check() and the output below.\n--- worker output (tail) ---\n"
-        f"{_tail(log_path)}"
+        f"Check the design with tslab.check() and the output below.{_kept(partial or [])}\n"
+        f"--- worker output (tail) ---\n{_tail(log_path)}",
+        partial=partial or [],
     )
 
 
@@ -181,6 +196,13 @@ def abort_for_test() -> None:
 
 def kill_for_test() -> None:
     """A job whose process is killed with SIGKILL, as from outside (used by the crash-report test)."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def partial_then_kill_for_test(rows: int) -> None:
+    """A job that finishes ``rows`` pieces of work, then is killed from outside (used by the partial-results test)."""
+    for i in range(rows):
+        report_partial({"row": i})
     os.kill(os.getpid(), signal.SIGKILL)
 
 
