@@ -23,10 +23,6 @@ def test_readme_has_the_documented_blocks():
 
 
 def test_readme_blocks_run_in_order_in_one_session(tmp_path):
-    import shutil
-
-    # The README's paths are relative to the repository's root, as a reader runs them.
-    shutil.copytree(README.parent / "notebooks" / "kernels", tmp_path / "notebooks" / "kernels")
     # One script, so names flow from block to block as they would in one notebook or REPL session.
     script = "\n".join(f"# --- README block {i}\n{code}" for i, code in enumerate(python_blocks(), 1))
     out = subprocess.run(
