@@ -6,6 +6,7 @@ M x N row-major. The copies' jobs (:mod:`tslab.gpu.jobs`) hand GEMM targets to t
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -53,11 +54,18 @@ def tolerance(result: dict[str, float], dtype: str) -> float:
     return 2.0 * result["torch_rel_error"] + UNIT_ROUNDOFF[dtype]
 
 
-def compiled(t: Target, sms: int, arch: str) -> Any:
-    from cutlass import cute
+_COMPILED: dict[str, Any] = {}
 
-    return cute.compile(t.module.launch, *t.module.fake_args(t.shape, t.dtype), *t.launch_constants(sms),
-                        options=f"--gpu-arch {arch}")
+
+def compiled(t: Target, sms: int, arch: str) -> Any:
+    """The target compiled with its edits applied; a dynamic target compiles once per worker for all shapes."""
+    from .jobs import compile_target
+
+    key = dict(t.to_dict(), shape=None) if t.dynamic else t.to_dict()
+    key_text = json.dumps([key, sms, arch], sort_keys=True)
+    if key_text not in _COMPILED:
+        _COMPILED[key_text] = compile_target(t, sms, f"--gpu-arch {arch}")
+    return _COMPILED[key_text]
 
 
 def _args(a: Any, b: Any, c: Any, stream: Any) -> tuple:

@@ -84,7 +84,9 @@ def fake_args(target: Target) -> tuple:
 
 def _fake(t: Target) -> tuple:
     """Compile-only arguments: the kernel module's own where it has them (GEMM: a, b, c, stream)."""
-    return t.module.fake_args(t.shape, t.dtype) if hasattr(t.module, "fake_args") else fake_args(t)
+    if not hasattr(t.module, "fake_args"):
+        return fake_args(t)
+    return t.module.fake_args(t.shape, t.dtype, dynamic=True) if t.dynamic else t.module.fake_args(t.shape, t.dtype)
 
 
 def _options(arch: str, keep: bool) -> str:

@@ -30,6 +30,8 @@ class Target:
     ``pipelines`` reach the kernel as a ``cutlass.Constexpr`` (it sizes its ring from them before it builds
     ``TaskManager``); ``schedules`` and ``alias_groups`` are applied at ``TaskManager`` construction.
     ``validate=False`` (a forced compile of a design the checker refused) lets TS warn instead of raise.
+    ``dynamic=True`` compiles with runtime extents: one kernel for every shape the kernel accepts (``shape``
+    then only names the problem a run or a check uses).
     """
 
     kernel: str
@@ -41,6 +43,7 @@ class Target:
     schedules: dict[str, list[list[Any]]] = field(default_factory=dict)
     alias_groups: list[list[list[str]]] | None = None
     validate: bool = True
+    dynamic: bool = False
 
     @property
     def module(self) -> ModuleType:
@@ -83,6 +86,7 @@ class Target:
             "schedules": {t: [list(s) for s in steps] for t, steps in self.schedules.items()},
             "alias_groups": self.alias_groups,
             "validate": self.validate,
+            "dynamic": self.dynamic,
         }
 
     @classmethod
@@ -91,7 +95,7 @@ class Target:
         pipelines = tuple((n, tuple(tuple(kv) for kv in f)) for n, f in data["pipelines"])
         return cls(data["kernel"], data["params"], tuple(data["shape"]), data["dtype"], pipelines,
                    data["launch"], data.get("schedules") or {}, data.get("alias_groups"),
-                   data.get("validate", True))
+                   data.get("validate", True), data.get("dynamic", False))
 
 
 def _itemsize(dtype: str) -> int:
@@ -163,6 +167,27 @@ def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None
     schedules.update(over["schedules"])
     return Target(kernel, design.params, shape, dtype, pipelines, launch_options(kernel, module.LAUNCH, launch),
                   schedules, over["alias_groups"])
+
+
+#: Kernels that compile with runtime extents (``Target.dynamic``): one compiled kernel serves every shape.
+DYNAMIC_KERNELS = ("gemm_sm90",)
+
+
+def shape_rules(target: Target) -> dict[str, Any]:
+    """What shapes a dynamic compile of ``target`` accepts, per dimension: a minimum and a multiple, and a
+    sentence naming the rule (an exported package checks these before each launch)."""
+    family = getattr(target.module, "BASE", target.kernel)
+    if family == "gemm_sm90":
+        return {"names": ["M", "N", "K"], "min": [2, 8, 8], "multiple_of": [1, 8, 8],
+                "text": "M >= 2, N and K multiples of 8 (TMA needs 16-byte row strides)"}
+    per_16 = 16 // _itemsize(target.dtype)
+    if family == "tma_copy":
+        return {"names": ["rows", "cols"], "min": [1, per_16], "multiple_of": [1, per_16],
+                "text": f"2-D, rows a multiple of 16 bytes ({per_16} {target.dtype} elements) for TMA"}
+    per_vector = max(1, target.params["vector_bytes"] // _itemsize(target.dtype))
+    return {"names": ["elements"], "min": [per_vector], "multiple_of": [per_vector],
+            "text": f"1-D, a whole number of {target.params['vector_bytes']}-byte vectors "
+                    f"({per_vector} {target.dtype} elements)"}
 
 
 def launch_options(kernel: str, defaults: dict[str, Any], given: dict[str, Any] | None) -> dict[str, Any]:

@@ -157,7 +157,8 @@ def _smem_tensor(stage_info: StageInfo, offset: cutlass.Constexpr, dtype: cutlas
 
 @dataclass(frozen=True)
 class Geometry:
-    """Compile-time shape of one launch: tiles, K tiles, dtype, and the CuTe SMEM layouts (GPU path only)."""
+    """Shape of one launch: tile counts and K tiles (Python ints for a static problem, runtime values for a
+    dynamic one), dtype, and the CuTe SMEM layouts (GPU path only)."""
 
     tiles_m: int
     tiles_n: int
@@ -256,7 +257,7 @@ class SmemAB(MemoryResource):
     def wgmma_first(self, stage_info: StageInfo) -> None:
         """The first K tile's MMAs (accumulators overwritten); waited for here only when it is the last."""
         self._mma_stage(stage_info, True)
-        if cutlass.const_expr(self.geo.k_tiles == 1):
+        if self.geo.k_tiles == 1:
             cute.nvgpu.warpgroup.wait_group(0)
 
     @consumer_work

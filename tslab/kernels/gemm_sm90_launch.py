@@ -5,8 +5,9 @@ swizzled K-major SMEM layouts of A and B, the epilogue's SMEM layout and the TMA
 kernel builds the design's TS resources and tasks with :func:`tslab.kernels.gemm_sm90.make_tasks` and runs
 them with TS's ``TaskManager``. Grid: one block per ``tile_m x tile_n`` tile of C, or with ``persistent=True``
 the static persistent scheduler's grid (one block per SM, ``sms`` baked in); block shape
-``32 * (4 * mma_warpgroups + 2)`` threads (MMA warpgroups, the load warp, the store warp). Shapes are static:
-one compile per (M, N, K).
+``32 * (4 * mma_warpgroups + 2)`` threads (MMA warpgroups, the load warp, the store warp). The kernel reads M, N
+and K from its tensors, so it compiles for one static problem (what the benchmarks time) or, with dynamic
+extents (:func:`fake_args` ``dynamic=True``, what an export holds), for every problem at once.
 """
 
 from __future__ import annotations
@@ -52,13 +53,14 @@ def _tiled_mma(p: dict[str, Any], dtype: Any) -> Any:
 @cute.kernel
 def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.CopyAtom, mB: cute.Tensor,
                  tma_atom_c: cute.CopyAtom, mC: cute.Tensor, tiled_mma: cute.TiledMma,
-                 params: cutlass.Constexpr, shape: cutlass.Constexpr, pipelines: cutlass.Constexpr) -> None:
+                 params: cutlass.Constexpr, pipelines: cutlass.Constexpr) -> None:
     from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
     from ..core.blueprint import allocate, apply_pipeline
 
     p = dict(params)
-    m, n, k = shape
+    m, k = mA.shape
+    n = mB.shape[0]
     dtype = _CUTLASS_DTYPES[p["dtype"]]
     warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
     if warp == 4 * p["mma_warpgroups"]:
@@ -106,7 +108,7 @@ def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.C
         g2s, b, cute.slice_(b_layout, (None, None, 0)), (p["tile_n"], p["tile_k"]))
     tma_atom_c, tma_c = cute.nvgpu.cpasync.make_tiled_tma_atom(
         cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(epi_layout, (None, None, 0)), epi_tile)
-    m, k = a.shape
+    m = a.shape[0]
     n = b.shape[0]
     tiles_m = (m + p["tile_m"] - 1) // p["tile_m"]
     tiles_n = (n + p["tile_n"] - 1) // p["tile_n"]
@@ -116,7 +118,7 @@ def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.C
 
         grid = StaticPersistentTileScheduler.get_grid_shape(_scheduler_params(p, tiles_m, tiles_n), p["sms"])
     _gemm_kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, _tiled_mma(p, dtype), params,
-                 (m, n, k), pipelines).launch(grid=grid, block=(32 * (4 * p["mma_warpgroups"] + 2), 1, 1),
+                 pipelines).launch(grid=grid, block=(32 * (4 * p["mma_warpgroups"] + 2), 1, 1),
                                               stream=stream)
 
 
@@ -140,14 +142,20 @@ def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms
     return (tuple(sorted(p.items())), pipelines)
 
 
-def fake_args(shape: tuple[int, ...], dtype: str) -> tuple:
-    """Compile-only stand-ins for ``(a, b, c, stream)`` of problem ``shape = (M, N, K)``, row-major."""
+def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False) -> tuple:
+    """Compile-only stand-ins for ``(a, b, c, stream)`` of problem ``shape = (M, N, K)``, row-major.
+
+    ``dynamic=True``: M, N and K are runtime extents (N and K promised multiples of 8, as TMA needs 16-byte
+    row strides), so one compiled kernel serves every problem :func:`tslab.gpu.targets.gemm_problem` accepts.
+    """
     from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
 
     m, n, k = shape
+    if dynamic:
+        m, n, k = cute.sym_int(), cute.sym_int(divisibility=8), cute.sym_int(divisibility=8)
     dt = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16}[dtype]
 
-    def make(rows: int, cols: int) -> Any:
+    def make(rows: Any, cols: Any) -> Any:
         return make_fake_compact_tensor(dt, (rows, cols), stride_order=(1, 0), assumed_align=16)
 
     return make(m, k), make(n, k), make(m, n), make_fake_stream()
