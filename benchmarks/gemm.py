@@ -12,6 +12,7 @@ tslab.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import statistics
@@ -87,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--json", help="write every row here")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="also time the kernel compiled with runtime M, N, K (what an export holds)")
     args = parser.parse_args(argv)
 
     from tslab.gpu.device import device
@@ -110,6 +113,11 @@ def main(argv: list[str] | None = None) -> int:
                              warmup=args.warmup, baseline="torch")
             out = {"dtype": short, "shape": shape, "params": params, "rel_error": row["rel_error"],
                    "tslab": _tflops(flops(shape), row["kernel_us"]), "torch": _tflops(flops(shape), row["torch_us"])}
+            if args.dynamic:
+                dynamic = dataclasses.replace(resolve(design, shape, dtype), dynamic=True)
+                row = _gemm_time(dynamic, repeats=args.repeats, iterations=args.iterations, warmup=args.warmup,
+                                 baseline=None)
+                out["tslab_dynamic"] = _tflops(flops(shape), row["kernel_us"])
             if args.baseline:
                 us = time_baseline(args.baseline, shape, dtype, repeats=args.repeats, iterations=args.iterations,
                                    warmup=args.warmup)
@@ -119,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)
-    print(f"\n{'dtype':5} {'M,N,K':>18} {'tslab':>14} {'torch.mm':>14} {'CuTe ex.':>14} "
+    print(f"\n{'dtype':5} {'M,N,K':>18} {'tslab':>14} {'dynamic':>14} {'torch.mm':>14} {'CuTe ex.':>14} "
           f"{'x torch':>7} {'x CuTe':>7} {'% peak':>6}")
     def cell(r: dict[str, Any], name: str) -> str:
         v = r.get(name)
@@ -128,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         ex = r.get("cute_example")
         vs_ex = f"{r['tslab']['median'] / ex['median']:7.3f}" if ex else f"{'-':>7}"
-        print(f"{r['dtype']:5} {','.join(map(str, r['shape'])):>18} {cell(r, 'tslab'):>14} {cell(r, 'torch'):>14} "
+        print(f"{r['dtype']:5} {','.join(map(str, r['shape'])):>18} {cell(r, 'tslab'):>14} "
+              f"{cell(r, 'tslab_dynamic'):>14} {cell(r, 'torch'):>14} "
               f"{cell(r, 'cute_example'):>14} {r['tslab']['median'] / r['torch']['median']:7.3f} {vs_ex} "
               f"{100 * r['tslab']['median'] / H200_DENSE_PEAK_TFLOPS:6.1f}")
     return 0

@@ -105,15 +105,53 @@ def test_existing_folder_is_not_overwritten(exported):
         export(tma_copy.design(), exported)
 
 
-def test_gemm_is_refused_by_the_cli(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def exported_gemm(tmp_path_factory):
     import argparse
 
-    args = add_export_arguments(argparse.ArgumentParser()).parse_args(
-        ["gemm_sm90", "-o", str(tmp_path / "g")]
-    )
-    assert export_command(args) == 1
-    assert "GEMM package" in capsys.readouterr().err
-    assert not (tmp_path / "g").exists()
+    out = tmp_path_factory.mktemp("exports") / "gemm_pkg"
+    args = add_export_arguments(argparse.ArgumentParser()).parse_args(["gemm_sm90", "-o", str(out)])
+    assert export_command(args) == 0
+    return out
+
+
+def test_gemm_exports_for_every_shape_with_each_trip_count_checked(exported_gemm):
+    meta = json.loads((exported_gemm / "design.json").read_text())
+    assert meta["kind"] == "gemm" and meta["dynamic"] is True and meta["shape"] is None
+    assert meta["shape_rules"]["multiple_of"] == [1, 8, 8]
+    stages = meta["design"]["params"].get("stages", 3)
+    assert [count for count, _ in meta["trip_counts_checked"]] == list(range(1, 2 * stages + 2))
+    assert {status for _, status in meta["trip_counts_checked"]} == {"SAFE"}
+    assert f"checked at each trip count from 1 to {2 * stages + 1}" in (exported_gemm / "VERDICT.txt").read_text()
+
+
+def test_gemm_package_loads_without_tslab_and_names_the_shape_rule(exported_gemm):
+    code = LOADER.format(name=exported_gemm.name) + textwrap.dedent("""
+        for shape in [(128, 100, 64), (1, 64, 64), (128, 64)]:
+            try:
+                kernel._check_shape("(M, N, K)", shape)
+            except kernel.ExportedKernelError as exc:
+                print(exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", code, str(exported_gemm.parent)], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    first, *errors = out.stdout.strip().splitlines()
+    assert first.split()[0] == "sm_90a" and first.split()[-2] == "False"
+    assert errors == [
+        "(M, N, K): shape (128, 100, 64): N = 100 is not a multiple of 8; this kernel takes M >= 2, N and K "
+        "multiples of 8 (TMA needs 16-byte row strides); pad N",
+        "(M, N, K): shape (1, 64, 64): M = 1 is below 2; this kernel takes M >= 2, N and K multiples of 8 "
+        "(TMA needs 16-byte row strides)",
+        "(M, N, K): shape (128, 64) has 2 dimensions; this kernel takes 3: M, N, K (M >= 2, N and K multiples "
+        "of 8 (TMA needs 16-byte row strides))",
+    ]
+
+
+def test_gemm_package_test_file_runs(exported_gemm):
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(exported_gemm)],
+                         capture_output=True, text=True, timeout=180, check=False, cwd=exported_gemm.parent)
+    assert out.returncode == 0, out.stdout[-2000:]
 
 
 def test_exported_package_records_the_edits_it_was_compiled_with(tmp_path):

@@ -47,3 +47,19 @@ def test_gemm_matches_fp32_reference(shape, dtype):
 def test_gemm_variants_match_fp32_reference(params, shape):
     out = _gemm_run(resolve(gemm_sm90.design(**params), shape), seed=7)
     assert out["unwritten"] == 0 and out["rel_error"] <= tolerance(out, out["dtype"]), out
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_one_dynamic_compile_serves_every_shape(dtype):
+    """Runtime M, N, K (what an export holds): compiled once per worker, correct on every shape above."""
+    import dataclasses
+
+    from tslab.gpu import gemm_jobs
+
+    before = len(gemm_jobs._COMPILED)
+    for design in (gemm_sm90.design(dtype=dtype), gemm_sm90.design(dtype=dtype, **ONE_TILE_PER_BLOCK)):
+        for shape in SHAPES:
+            target = dataclasses.replace(resolve(design, shape), dynamic=True)
+            out = _gemm_run(target, seed=sum(shape))
+            assert out["unwritten"] == 0 and out["rel_error"] <= tolerance(out, out["dtype"]), (shape, out)
+    assert len(gemm_jobs._COMPILED) - before == 2

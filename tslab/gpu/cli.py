@@ -29,13 +29,15 @@ def _param(text: str) -> tuple[str, Any]:
 
 def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``tslab export`` (the main CLI calls this on its subparser)."""
-    parser.add_argument("name", help="catalog GPU kernel (grid_stride_copy, tma_copy; demo_deadlock with --force), "
-                        "a design JSON file, or kernel.py::host_fn (with --arg, --knob)")
+    parser.add_argument("name", help="catalog GPU kernel (gemm_sm90, grid_stride_copy, tma_copy; demo_deadlock "
+                        "with --force), a design JSON file, or kernel.py::host_fn (with --arg, --knob)")
     parser.add_argument("--arch", default="sm_90a", help="GPU arch to compile for (default: sm_90a)")
     parser.add_argument(
         "-o", "--output", required=True, help="package folder to write; its name is the module name"
     )
-    parser.add_argument("--shape", type=_shape, default=None, help="problem shape, e.g. 16384x16384")
+    parser.add_argument("--shape", type=_shape, default=None,
+                        help="compile for this one problem shape, e.g. 16384x16384 (default: every shape, for "
+                        "kernels with runtime shapes)")
     parser.add_argument("--dtype", default=None, help="element type, e.g. float16 (default: the kernel's)")
     parser.add_argument(
         "--param",

@@ -1,11 +1,15 @@
 """``export(design, path, arch)``: an importable Python package holding the compiled kernel.
 
 The package needs only nvidia-cutlass-dsl's runtime (no tslab, no recompilation): it loads the exported
-object with ``cutlass.cute.runtime.load_module`` and checks arch, shapes and dtypes before each launch.
+object with ``cutlass.cute.runtime.load_module`` and checks arch, shapes and dtypes before each launch. Kernels
+that compile with runtime extents are exported once for every shape they accept (unless ``shape=`` asks for
+one); their loop trip counts are then runtime values, so the design is checked at every trip count from 1 to
+``2 * stages + 1`` (a pipeline's phase pattern repeats every ``2 * stages`` trips) and VERDICT.txt says so.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import keyword
 import shutil
@@ -14,8 +18,8 @@ from typing import Any
 
 from . import templates
 from .compile import DEFAULT_SMS, checked_target, verified
-from .errors import GpuError
-from .targets import require_arch, resolve
+from .errors import GpuError, UnsafeDesignError
+from .targets import DYNAMIC_KERNELS, require_arch, resolve, shape_rules
 from .worker import run_job
 
 
@@ -34,16 +38,11 @@ def export(
 ) -> Path:
     """Write the package ``path`` (its folder name is the import name); returns the folder.
 
-    ``sms`` sizes the persistent grid baked into the kernel (default: the arch's usual count).
+    ``shape``: None exports a kernel that compiles with runtime extents for every shape it accepts (the copies
+    for their default shape); a shape exports for that one shape. ``sms`` sizes the persistent grid baked
+    into the kernel (default: the arch's usual count).
     """
     require_arch(arch, f"export of '{getattr(design, 'kernel', design)}'")
-    if getattr(design, "kernel", None) == "gemm_sm90":
-        from .errors import UnsupportedKernelError
-
-        raise UnsupportedKernelError(
-            "design 'gemm_sm90': an exported package wraps a copy's run(src, dst) for one shape; the GEMM "
-            "package (run(a, b, c) for any shape) is not built yet; use tslab.gpu.compile(...).run() or bench()"
-        )
     out = Path(path)
     name = out.name
     if not name.isidentifier() or keyword.iskeyword(name):
@@ -58,8 +57,11 @@ def export(
             )
         shutil.rmtree(out)
     target = resolve(design, shape, dtype, launch)
+    if shape is None and target.kernel in DYNAMIC_KERNELS:
+        target = dataclasses.replace(target, dynamic=True)
     verdict = verified(design, force)
     target = checked_target(target, verdict)
+    trip_checks = _trip_count_checks(design, force) if target.dynamic else []
     sms = sms or DEFAULT_SMS.get(arch, 132)
     out.mkdir(parents=True)
     try:
@@ -78,10 +80,14 @@ def export(
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
+    kind = "gemm" if target.kernel == "gemm_sm90" else "copy"
     meta = {
         "kernel": target.kernel,
+        "kind": kind,
         "arch": arch,
-        "shape": list(target.shape),
+        "dynamic": target.dynamic,
+        "shape": None if target.dynamic else list(target.shape),
+        "shape_rules": shape_rules(target),
         "dtype": target.dtype,
         "sms": sms,
         "launch": target.launch,
@@ -89,18 +95,53 @@ def export(
         # What was applied at TaskManager construction: the kernel module's own schedules and the design's edits.
         "edits": {"schedules": target.schedules, "alias_groups": target.alias_groups},
         "verdict": verdict.status,
+        "trip_counts_checked": [[count, status] for count, status in trip_checks],
     }
     (out / "design.json").write_text(json.dumps(meta, indent=2) + "\n")
-    (out / "VERDICT.txt").write_text(verdict.text() + "\n")
-    (out / "__init__.py").write_text(templates.INIT.format(name=name, **_fmt(meta)))
-    (out / "test_kernel.py").write_text(templates.TEST.format(name=name))
+    (out / "VERDICT.txt").write_text(_verdict_text(verdict, trip_checks) + "\n")
+    examples = [target.shape] if not target.dynamic else _examples(target)
+    (out / "__init__.py").write_text(templates.package_init(
+        kind, name=name, kernel=target.kernel, arch=arch, dtype=target.dtype,
+        rules=meta["shape_rules"]["text"] if target.dynamic else f"{tuple(target.shape)} only",
+        example=repr(examples[0])))
+    (out / "test_kernel.py").write_text(templates.package_test(name, examples))
     return out
 
 
-def _fmt(meta: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "kernel": meta["kernel"],
-        "arch": meta["arch"],
-        "shape": tuple(meta["shape"]),
-        "dtype": meta["dtype"],
-    }
+#: The design param holding each kernel's loop trip count (K tiles, tiles per block, iterations per thread).
+TRIP_PARAMS = {"gemm_sm90": "k_tiles", "tma_copy": "tiles", "grid_stride_copy": "iterations"}
+
+
+def _trip_count_checks(design: Any, force: bool) -> list[tuple[int, str]]:
+    """The design checked at every loop trip count 1 .. 2 * stages + 1; raises unless each is SAFE (or ``force``)."""
+    from ..core.check import check
+
+    param = TRIP_PARAMS[design.kernel]
+    stages = design.params.get("stages", 2)
+    out = []
+    for count in range(1, 2 * stages + 2):
+        verdict = check(design.with_params(**{param: count}))
+        if not verdict.ok and not force:
+            raise UnsafeDesignError(
+                f"export of '{design.kernel}': with {param}={count} the checker says {verdict.status}; the exported "
+                f"kernel runs any trip count, so every one up to {2 * stages + 1} must be SAFE (force=True to export "
+                "anyway)")
+        out.append((count, verdict.status))
+    return out
+
+
+def _verdict_text(verdict: Any, trip_checks: list[tuple[int, str]]) -> str:
+    text = verdict.text()
+    if trip_checks:
+        counts = ", ".join(f"{count}: {status}" for count, status in trip_checks)
+        text += ("\n\nThis kernel runs with runtime shapes, so its loops run a runtime number of trips. The design "
+                 f"was checked at each trip count from 1 to {trip_checks[-1][0]} ({counts}); a pipeline's phase "
+                 "pattern repeats every 2 x stages trips.")
+    return text
+
+
+def _examples(target: Any) -> list[tuple[int, ...]]:
+    """Shapes the package's own test runs: the target's, and ragged ones its rules allow."""
+    rules = shape_rules(target)
+    ragged = tuple(low * 3 + multiple * 5 for low, multiple in zip(rules["min"], rules["multiple_of"], strict=True))
+    return [tuple(target.shape), ragged]

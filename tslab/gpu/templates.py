@@ -1,15 +1,43 @@
-"""Source text of the files an exported package holds (filled in by :mod:`tslab.gpu.export`)."""
+"""Source text of the files an exported package holds (filled in by :mod:`tslab.gpu.export`).
 
-INIT = '''"""{kernel} compiled for {arch}: copies a {dtype} tensor of shape {shape} (exported by tslab).
-
-    import torch, {name}
-    src = torch.randn({shape}, device="cuda").to(torch.{dtype}); dst = torch.empty_like(src)
-    {name}.run(src, dst)
-
-Needs only nvidia-cutlass-dsl (its runtime library) and a GPU of arch {arch}; nothing is recompiled.
-design.json holds the design, VERDICT.txt the checker's verdict it was built from.
+A package is one of two kinds: a copy (``run(src, dst)``, ``copy(src)``) or a GEMM (``run(a, b, c)``,
+``gemm(a, b)``). Both check the GPU's arch and every tensor before a launch and name the rule a tensor breaks,
+and both register a ``torch.library`` custom op with a fake (meta) implementation when torch is importable.
+Placeholders are ``string.Template``'s ``$name``.
 """
 
+from __future__ import annotations
+
+from string import Template
+
+COPY_DOC = '''"""$kernel compiled for $arch: copies a $dtype tensor (exported by tslab).
+
+    import torch, $name
+    src = torch.randn($example, device="cuda").to(torch.$dtype)
+    dst = $name.copy(src)                  # or $name.run(src, dst) into a tensor of your own
+    dst = torch.ops.$name.copy(src)        # the same as a torch custom op (works inside torch.compile)
+
+Shapes: $rules.
+Needs only nvidia-cutlass-dsl (its runtime library) and a GPU of arch $arch; nothing is recompiled.
+design.json holds the design, VERDICT.txt the checker's verdict it was built from.
+"""
+'''
+
+GEMM_DOC = '''"""$kernel compiled for $arch: C = A @ B.T in $dtype with fp32 accumulation (exported by tslab).
+
+    import torch, $name
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.$dtype)   # M x K, row-major
+    b = torch.randn(8192, 4096, device="cuda", dtype=torch.$dtype)   # N x K (K-major: B transposed)
+    c = $name.gemm(a, b)                   # M x N; or $name.run(a, b, c) into a tensor of your own
+    c = torch.ops.$name.gemm(a, b)         # the same as a torch custom op (works inside torch.compile)
+
+Shapes: $rules.
+Needs only nvidia-cutlass-dsl (its runtime library) and a GPU of arch $arch; nothing is recompiled.
+design.json holds the design, VERDICT.txt the checker's verdict it was built from.
+"""
+'''
+
+COMMON = '''
 from __future__ import annotations
 
 import json
@@ -19,8 +47,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 META = json.loads((HERE / "design.json").read_text())
 ARCH: str = META["arch"]
-SHAPE: tuple[int, ...] = tuple(META["shape"])
 DTYPE: str = META["dtype"]
+#: None: any shape the rules in META["shape_rules"] accept; else the one shape this package was compiled for.
+SHAPE: tuple[int, ...] | None = None if META["dynamic"] else tuple(META["shape"])
 _module: Any = None
 
 
@@ -44,8 +73,8 @@ def gpu_arch(index: int = 0) -> str | None:
         minor = cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)[1]
     except Exception:
         return None
-    suffix = "a" if (major, minor) in {{(9, 0), (10, 0), (10, 3)}} else ""
-    return f"sm_{{major}}{{minor}}{{suffix}}"
+    suffix = "a" if (major, minor) in {(9, 0), (10, 0), (10, 3)} else ""
+    return f"sm_{major}{minor}{suffix}"
 
 
 def load() -> Any:
@@ -64,38 +93,156 @@ def load() -> Any:
     return _module.kernel
 
 
-def _check(name: str, t: Any) -> None:
-    if tuple(t.shape) != SHAPE:
-        raise ExportedKernelError(f"{{name}}: shape {{tuple(t.shape)}} != {{SHAPE}}; this kernel was "
-                                  f"exported for {{SHAPE}} only, export again with shape=...")
-    if str(t.dtype).removeprefix("torch.") != DTYPE:
-        raise ExportedKernelError(f"{{name}}: dtype {{t.dtype}} != {{DTYPE}}; convert it or export again "
-                                  "with dtype=...")
-    if not t.is_cuda or not t.is_contiguous() or t.data_ptr() % 16:
-        raise ExportedKernelError(f"{{name}}: must be a contiguous CUDA tensor aligned to 16 bytes")
-
-
-def run(src: "torch.Tensor", dst: "torch.Tensor", stream: Any = None) -> None:  # noqa: F821
-    """Copy ``src`` into ``dst`` on ``stream`` (default: torch's current stream); both of SHAPE and DTYPE."""
-    arch = gpu_arch(src.device.index or 0)
+def _require_gpu(t: Any) -> None:
+    arch = gpu_arch(t.device.index or 0)
     if arch is None:
-        raise ExportedKernelError(f"module '{name}': no NVIDIA GPU or driver is present; this module needs a GPU "
-                                  f"of arch {{ARCH}} to run (load() works without one)")
+        raise ExportedKernelError(f"module '$name': no NVIDIA GPU or driver is present; this module needs a GPU "
+                                  f"of arch {ARCH} to run (load() works without one)")
     if arch != ARCH:
-        raise ExportedKernelError(f"module '{name}': compiled for {{ARCH}} but this GPU is {{arch}}; "
-                                  f"export it again with arch={{arch!r}}")
-    _check("src", src)
-    _check("dst", dst)
+        raise ExportedKernelError(f"module '$name': compiled for {ARCH} but this GPU is {arch}; "
+                                  f"export it again with arch={arch!r}")
+
+
+def _check_tensor(name: str, t: Any) -> None:
+    if str(t.dtype).removeprefix("torch.") != DTYPE:
+        raise ExportedKernelError(f"{name}: dtype {t.dtype} != {DTYPE}; convert it (.to(torch.{DTYPE})) or export "
+                                  "again with dtype=...")
+    if not t.is_cuda or not t.is_contiguous() or t.data_ptr() % 16:
+        raise ExportedKernelError(f"{name}: must be a contiguous CUDA tensor aligned to 16 bytes (.contiguous())")
+
+
+def _check_shape(name: str, shape: tuple[int, ...]) -> None:
+    """Raise naming the rule ``shape`` breaks (META["shape_rules"], or the one shape of a static export)."""
+    if SHAPE is not None:
+        if shape != SHAPE:
+            raise ExportedKernelError(f"{name}: shape {shape} != {SHAPE}; this kernel was exported for {SHAPE} "
+                                      "only; export it again without shape= to serve every shape")
+        return
+    rules = META["shape_rules"]
+    if len(shape) != len(rules["names"]):
+        raise ExportedKernelError(f"{name}: shape {shape} has {len(shape)} dimensions; this kernel takes "
+                                  f"{len(rules['names'])}: {', '.join(rules['names'])} ({rules['text']})")
+    for size, dim, low, multiple in zip(shape, rules["names"], rules["min"], rules["multiple_of"]):
+        if size < low:
+            raise ExportedKernelError(f"{name}: shape {shape}: {dim} = {size} is below {low}; this kernel "
+                                      f"takes {rules['text']}")
+        if size % multiple:
+            raise ExportedKernelError(f"{name}: shape {shape}: {dim} = {size} is not a multiple of {multiple}; "
+                                      f"this kernel takes {rules['text']}; pad {dim}")
+
+
+def _stream(t: Any, stream: Any) -> Any:
     import torch
     from cuda.bindings import driver as cu
+
+    return cu.CUstream(torch.cuda.current_stream(t.device).cuda_stream) if stream is None else stream
+
+
+def _launch(tensors: tuple, stream: Any) -> None:
     from cutlass.cute.runtime import from_dlpack
 
-    if stream is None:
-        stream = cu.CUstream(torch.cuda.current_stream(src.device).cuda_stream)
-    load()(from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16), stream)
+    load()(*(from_dlpack(t, assumed_align=16) for t in tensors), stream)
 '''
 
-TEST = '''"""Checks of the exported package: loads without compiling; on a matching GPU, copies exactly."""
+COPY = '''
+
+def run(src: "torch.Tensor", dst: "torch.Tensor", stream: Any = None) -> None:  # noqa: F821
+    """Copy ``src`` into ``dst`` (same shape and dtype) on ``stream`` (default: torch's current stream)."""
+    _require_gpu(src)
+    _check_tensor("src", src)
+    _check_tensor("dst", dst)
+    _check_shape("src", tuple(src.shape))
+    if tuple(dst.shape) != tuple(src.shape):
+        raise ExportedKernelError(f"dst: shape {tuple(dst.shape)} != src's {tuple(src.shape)}")
+    _launch((src, dst), _stream(src, stream))
+
+
+def copy(src: "torch.Tensor") -> "torch.Tensor":  # noqa: F821
+    """A new tensor equal to ``src``, written by the kernel."""
+    import torch
+
+    dst = torch.empty_like(src)
+    run(src, dst)
+    return dst
+
+
+def _register_torch_op() -> Any:
+    try:
+        import torch
+    except ImportError:  # the kernel itself needs no torch
+        return None
+
+    @torch.library.custom_op("$name::copy", mutates_args=())
+    def copy_op(src: torch.Tensor) -> torch.Tensor:
+        return copy(src)
+
+    @copy_op.register_fake
+    def _(src: torch.Tensor) -> torch.Tensor:
+        return torch.empty_like(src)
+
+    return copy_op
+
+
+torch_op = _register_torch_op()
+'''
+
+GEMM = '''
+
+def run(a: "torch.Tensor", b: "torch.Tensor", c: "torch.Tensor", stream: Any = None) -> None:  # noqa: F821
+    """``c = a @ b.T`` for ``a`` M x K, ``b`` N x K and ``c`` M x N, all row-major, on ``stream``."""
+    _require_gpu(a)
+    for name, t in (("a", a), ("b", b), ("c", c)):
+        _check_tensor(name, t)
+    if a.dim() != 2 or b.dim() != 2 or c.dim() != 2:
+        raise ExportedKernelError(f"a, b and c must be matrices; got {a.dim()}-, {b.dim()}- and {c.dim()}-D")
+    (m, k), (n, kb) = a.shape, b.shape
+    if kb != k:
+        raise ExportedKernelError(f"b: shape {tuple(b.shape)}: b is N x K and must have a's K={k} columns "
+                                  "(pass B transposed: b = B.T.contiguous())")
+    if tuple(c.shape) != (m, n):
+        raise ExportedKernelError(f"c: shape {tuple(c.shape)} != (M, N) = {(m, n)}")
+    _check_shape("(M, N, K)", (m, n, k))
+    _launch((a, b, c), _stream(a, stream))
+
+
+def gemm(a: "torch.Tensor", b: "torch.Tensor") -> "torch.Tensor":  # noqa: F821
+    """A new M x N matrix ``a @ b.T``."""
+    import torch
+
+    c = torch.empty((a.shape[0], b.shape[0]), device=a.device, dtype=a.dtype)
+    run(a, b, c)
+    return c
+
+
+def _register_torch_op() -> Any:
+    try:
+        import torch
+    except ImportError:  # the kernel itself needs no torch
+        return None
+
+    @torch.library.custom_op("$name::gemm", mutates_args=())
+    def gemm_op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return gemm(a, b)
+
+    @gemm_op.register_fake
+    def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a.new_empty((a.shape[0], b.shape[0]))
+
+    return gemm_op
+
+
+torch_op = _register_torch_op()
+'''
+
+
+def package_init(kind: str, **fields: str) -> str:
+    """``__init__.py`` of a ``kind`` ('copy' or 'gemm') package; ``fields``: name, kernel, arch, dtype, rules,
+    example."""
+    doc, body = (GEMM_DOC, GEMM) if kind == "gemm" else (COPY_DOC, COPY)
+    return Template(doc + COMMON + body).substitute(fields)
+
+
+TEST = '''"""Checks of the exported package: loads without compiling; on a matching GPU, computes what torch does."""
 
 import importlib
 import sys
@@ -104,29 +251,50 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-kernel = importlib.import_module("{name}")
+kernel = importlib.import_module("$name")
+EXAMPLES = $examples
+on_gpu = pytest.mark.skipif(kernel.gpu_arch() != kernel.ARCH, reason="needs a GPU of the exported arch")
 
 
 def test_loads_without_compiling():
     assert callable(kernel.load())
 
 
-@pytest.mark.skipif(kernel.gpu_arch() != kernel.ARCH, reason="needs a GPU of the exported arch")
-def test_copies_exactly():
+@on_gpu
+@pytest.mark.parametrize("shape", EXAMPLES, ids=str)
+def test_matches_torch(shape):
     import torch
 
-    src = (torch.randn(kernel.SHAPE, device="cuda") * 100).to(getattr(torch, kernel.DTYPE))
-    dst = torch.full_like(src, -7)
-    kernel.run(src, dst)
-    torch.cuda.synchronize()
-    assert torch.equal(src, dst)
+    dtype = getattr(torch, kernel.DTYPE)
+    if kernel.META["kind"] == "gemm":
+        m, n, k = shape
+        a = torch.randn((m, k), device="cuda", dtype=dtype)
+        b = torch.randn((n, k), device="cuda", dtype=dtype)
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+        kernel.run(a, b, c)
+        ref = a.float() @ b.float().T
+        assert ((c.float() - ref).norm() / ref.norm()).item() < 1e-2
+    else:
+        src = (torch.randn(shape, device="cuda") * 100).to(dtype)
+        dst = torch.full_like(src, -7)
+        kernel.run(src, dst)
+        torch.cuda.synchronize()
+        assert torch.equal(src, dst)
 
 
-def test_rejects_wrong_shape():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available() or kernel.gpu_arch() != kernel.ARCH:
-        pytest.skip("needs a GPU of the exported arch")
-    bad = torch.empty(16, device="cuda", dtype=getattr(torch, kernel.DTYPE))
-    with pytest.raises(kernel.ExportedKernelError, match="shape"):
-        kernel.run(bad, bad)
+@on_gpu
+def test_refuses_a_shape_it_cannot_take():
+    import torch
+
+    bad = torch.empty(3, device="cuda", dtype=getattr(torch, kernel.DTYPE))
+    with pytest.raises(kernel.ExportedKernelError, match="shape|matrices|dimensions"):
+        if kernel.META["kind"] == "gemm":
+            kernel.run(bad, bad, bad)
+        else:
+            kernel.run(bad, bad)
 '''
+
+
+def package_test(name: str, examples: list[tuple[int, ...]]) -> str:
+    """``test_kernel.py`` of package ``name``, checking ``examples`` shapes on a GPU."""
+    return Template(TEST).substitute(name=name, examples=repr(examples))
