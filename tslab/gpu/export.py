@@ -88,6 +88,9 @@ def export(
         "dynamic": target.dynamic,
         "shape": None if target.dynamic else list(target.shape),
         "shape_rules": shape_rules(target),
+        # How each tensor argument is marked for a runtime-shape kernel (mode -> promised divisibility).
+        "tensor_divisibility": ([list(d) for d in target.module.DYNAMIC_DIVISIBILITY] if target.dynamic
+                                else None),
         "dtype": target.dtype,
         "sms": sms,
         "launch": target.launch,

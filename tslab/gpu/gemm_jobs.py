@@ -68,11 +68,10 @@ def compiled(t: Target, sms: int, arch: str) -> Any:
     return _COMPILED[key_text]
 
 
-def _args(a: Any, b: Any, c: Any, stream: Any) -> tuple:
-    from cutlass.cute.runtime import from_dlpack
+def _args(t: Target, a: Any, b: Any, c: Any, stream: Any) -> tuple:
+    from .args import tensor_args
 
-    return (from_dlpack(a, assumed_align=16), from_dlpack(b, assumed_align=16), from_dlpack(c, assumed_align=16),
-            stream)
+    return (*tensor_args((a, b, c), t.module.DYNAMIC_DIVISIBILITY if t.dynamic else None), stream)
 
 
 def run(t: Target, *, seed: int, sms: int, arch: str, stream: Any) -> dict[str, Any]:
@@ -85,7 +84,7 @@ def run(t: Target, *, seed: int, sms: int, arch: str, stream: Any) -> dict[str, 
     started = time.perf_counter()
     fn = compiled(t, sms, arch)
     compile_s = time.perf_counter() - started
-    fn(*_args(a, b, c, stream))
+    fn(*_args(t, a, b, c, stream))
     torch.cuda.synchronize()
     result = {**check(a, b, c), "compile_seconds": compile_s, "shape": list(t.shape), "dtype": t.dtype}
     if result["unwritten"] or not result["rel_error"] <= tolerance(result, t.dtype):
@@ -107,7 +106,7 @@ def time_target(t: Target, *, sms: int, arch: str, stream: Any, repeats: int, it
     count = get_workspace_count(nbytes, warmup, iterations)
     sets = [operands(t.shape, t.dtype, 1000 + w) for w in range(count)]
     fn = compiled(t, sms, arch)
-    kernel_ws = [JitArguments(*_args(a, b, c, stream)) for a, b, c in sets]
+    kernel_ws = [JitArguments(*_args(t, a, b, c, stream)) for a, b, c in sets]
     fn(*kernel_ws[0].args)
     torch.cuda.synchronize()
     result = check(*sets[0])

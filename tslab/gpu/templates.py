@@ -139,9 +139,17 @@ def _stream(t: Any, stream: Any) -> Any:
 
 
 def _launch(tensors: tuple, stream: Any) -> None:
+    """Launch on ``tensors``; a runtime-shape kernel gets them marked dynamic exactly as it was compiled."""
     from cutlass.cute.runtime import from_dlpack
 
-    load()(*(from_dlpack(t, assumed_align=16) for t in tensors), stream)
+    marks = META["tensor_divisibility"] or [[] for _ in tensors]
+    args = []
+    for t, divisibility in zip(tensors, marks):
+        arg = from_dlpack(t, assumed_align=16)
+        for mode, multiple in enumerate(divisibility):
+            arg = arg.mark_compact_shape_dynamic(mode=mode, divisibility=multiple)
+        args.append(arg)
+    load()(*args, stream)
 '''
 
 COPY = '''

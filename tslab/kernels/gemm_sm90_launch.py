@@ -142,6 +142,11 @@ def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms
     return (tuple(sorted(p.items())), pipelines)
 
 
+#: What a dynamic compile promises of each tensor's extents (a: M x K, b: N x K, c: M x N): N and K multiples of
+#: 8. Tensors passed to a dynamic kernel must be marked the same way (:func:`tslab.gpu.args.dynamic_tensor`).
+DYNAMIC_DIVISIBILITY = ((1, 8), (8, 8), (1, 8))
+
+
 def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False) -> tuple:
     """Compile-only stand-ins for ``(a, b, c, stream)`` of problem ``shape = (M, N, K)``, row-major.
 
@@ -151,14 +156,15 @@ def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False) -> t
     from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
 
     m, n, k = shape
-    if dynamic:
-        m, n, k = cute.sym_int(), cute.sym_int(divisibility=8), cute.sym_int(divisibility=8)
     dt = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16}[dtype]
 
-    def make(rows: Any, cols: Any) -> Any:
+    def make(rows: Any, cols: Any, divisibility: tuple[int, int]) -> Any:
+        if dynamic:
+            rows, cols = (cute.sym_int(divisibility=d) for d in divisibility)
         return make_fake_compact_tensor(dt, (rows, cols), stride_order=(1, 0), assumed_align=16)
 
-    return make(m, k), make(n, k), make(m, n), make_fake_stream()
+    a, b, c = DYNAMIC_DIVISIBILITY
+    return make(m, k, a), make(n, k, b), make(m, n, c), make_fake_stream()
 
 
 def torch_dtype_name(params: dict[str, Any]) -> str:
