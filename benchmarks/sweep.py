@@ -20,7 +20,7 @@ import time
 import tslab
 
 CHECK_SPACE = {"stages": [2, 3, 4, 5, 6, 7, 8], "tile_cols": [64, 128, 256], "tiles": [2, 4], "store_warps": [2, 4]}
-COMPILE_SPACE = {"stages": [2, 3, 4, 6], "tile_cols": [64, 128, 256]}
+COMPILE_SPACE = {"stages": [2, 3, 4, 6], "tile_cols": [64, 128, 256], "tile_rows": [32, 64, 128]}
 
 
 def timed(space: dict, measure: str, executor: object) -> dict:
