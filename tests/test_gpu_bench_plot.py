@@ -4,7 +4,7 @@ import pytest
 
 from tslab.gpu.bench import BenchResult, row_labels
 
-RECORDED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "h200-2026-11-29.json"
+RECORDED = Path(__file__).resolve().parents[1] / "notebooks" / "data" / "h200-2026-11-29.json"
 
 
 def test_rows_with_the_same_parameters_get_distinct_labels_and_bars_are_never_summed():

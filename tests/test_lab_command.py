@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -17,9 +18,10 @@ from tslab.lab import copy_tutorials, lab_command, tutorials_source
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
-#: Everything the tutorials ship: the notebooks and the kernel files they open.
+#: Everything the tutorials ship: the notebooks, the kernel files they open and the recorded results they load.
 TUTORIAL_FILES = sorted(str(p.relative_to(ROOT / "notebooks")) for p in (ROOT / "notebooks").rglob("*")
-                        if p.is_file() and p.suffix in (".ipynb", ".py") and "checkpoint" not in str(p))
+                        if p.is_file() and p.suffix in (".ipynb", ".py", ".json", ".jsonl")
+                        and "checkpoint" not in str(p))
 
 
 def test_unknown_options_are_passed_on_to_jupyterlab():
@@ -76,6 +78,14 @@ def test_copy_skips_checkpoints_and_keeps_subfolders(tmp_path):
     assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in copied) == ["a.ipynb", "kernels/k.py"]
 
 
+def test_tutorials_read_nothing_outside_their_folder():
+    # The copy in ./tslab-tutorials has no repository around it: a path that climbs out of it finds nothing.
+    for name in NOTEBOOKS:
+        cells = json.loads((ROOT / "notebooks" / name).read_text())["cells"]
+        code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        assert 'Path("..")' not in code and "../" not in code, name
+
+
 def test_dir_that_is_a_file_is_refused(tmp_path):
     (tmp_path / "f").write_text("")
     with pytest.raises(TslabError, match=r"--dir=.* is a file; name a folder"):
@@ -112,4 +122,4 @@ def test_installed_wheel_copies_its_own_tutorials(wheel, tmp_path):
                          env=env, cwd=tmp_path, timeout=120, check=True)
     source, count = out.stdout.split()
     assert Path(source) == site / "tslab" / "tutorials" and int(count) == len(TUTORIAL_FILES)
-    assert sorted(p.name for p in (tmp_path / "tut").iterdir()) == sorted([*NOTEBOOKS, "kernels"])
+    assert sorted(p.name for p in (tmp_path / "tut").iterdir()) == sorted([*NOTEBOOKS, "data", "kernels"])
