@@ -12,7 +12,8 @@ from tslab.gpu import device
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no NVIDIA GPU here")]
 
-SHAPES = [(4096, 4096, 4096), (2, 8, 8), (100, 200, 56), (777, 1024, 4104), (3000, 4200, 520), (128, 8192, 8192)]
+SHAPES = [(4096, 4096, 4096), (1, 64, 64), (1, 8192, 8192), (2, 8, 8),
+          (100, 200, 56), (777, 1024, 4104), (3000, 4200, 520), (128, 8192, 8192)]
 
 
 @pytest.fixture(scope="module")

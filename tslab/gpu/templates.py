@@ -3,7 +3,8 @@
 A package is one of two kinds: a copy (``run(src, dst)``, ``copy(src)``) or a GEMM (``run(a, b, c)``,
 ``gemm(a, b)``). Both check the GPU's arch and every tensor before a launch and name the rule a tensor breaks,
 and both register a ``torch.library`` custom op with a fake (meta) implementation when torch is importable.
-Placeholders are ``string.Template``'s ``$name``.
+Placeholders are ``string.Template``'s ``$name``. The package has no ``from __future__ import annotations``:
+``torch.library.custom_op`` reads the op's schema from real annotations.
 """
 
 from __future__ import annotations
@@ -38,8 +39,6 @@ design.json holds the design, VERDICT.txt the checker's verdict it was built fro
 '''
 
 COMMON = '''
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Any

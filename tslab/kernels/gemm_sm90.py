@@ -4,9 +4,9 @@ C (M x N) = A (M x K, row-major) @ B^T, with B given as N x K (K-major) and C ro
 out, fp32 accumulators in registers. A block computes ``tile_m x tile_n`` tiles of C: one per block, or with
 ``persistent=True`` one block per SM walks the tiles TS's ``WorkQueue`` (static persistent scheduler) hands it,
 every task ending each tile with ``get_and_advance_work_tile``. Tiles past the matrix edge and K past its end
-are clipped by TMA (zero-filled loads, dropped stores), so any M >= 2, N a multiple of 8 and K a multiple of 8
-work. The same resources and tasks are checked on the CPU (``design()``) and run on the GPU
-(:mod:`tslab.kernels.gemm_sm90_launch`).
+are clipped by TMA (zero-filled loads, dropped stores), so any M >= 2 (M = 1 with runtime extents), N a
+multiple of 8 and K a multiple of 8 work. The same resources and tasks are checked on the CPU (``design()``)
+and run on the GPU (:mod:`tslab.kernels.gemm_sm90_launch`).
 
 Resource/task flow (W = 4 * mma_warpgroups; warps in brackets)::
 
