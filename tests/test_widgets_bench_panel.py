@@ -40,6 +40,17 @@ def test_bad_input_is_shown_not_raised(panel):
     assert panel.compiled is not None  # the last good compile is kept
 
 
+def test_an_edit_after_compiling_is_compiled_before_anything_runs(tmp_path):
+    p = BenchPanel("tma_copy", arch="sm_90a", shape=(512, 512))
+    assert p.compile() is not None, p.last_error
+    p.set_param("stages", 3)
+    assert p._compiled().target.params["stages"] == 3  # not the 4-stage kernel compiled before the edit
+    p.set_param("tile_cols", 100000)  # refused by the checker: nothing stale may run in its place
+    with pytest.raises(Exception, match=r"tile_cols|SMEM|capacity"):
+        p._compiled()
+    assert p.run() is None and p.bench() is None
+
+
 @pytest.mark.skipif(gpu.device() is not None, reason="checks the no-GPU behaviour")
 def test_without_a_gpu_the_panel_says_so(panel):
     assert "No GPU here" in BenchPanel("grid_stride_copy")._status.value

@@ -47,6 +47,7 @@ class BenchPanel(widgets.VBox):
         super().__init__()
         self.device = device()
         self.compiled: CompiledKernel | None = None
+        self._compiled_for: tuple | None = None  # (design JSON, shape, arch) that self.compiled was built from
         self.results: list[BenchResult] = []
         self.last_error = ""
         self._busy = threading.Lock()
@@ -121,7 +122,9 @@ class BenchPanel(widgets.VBox):
     def compile(self) -> CompiledKernel | None:
         """Compile the design for the chosen arch (works without a GPU); shows registers, SMEM, spills, PTX."""
         def work() -> CompiledKernel:
+            key = self._compile_key()
             self.compiled = gpu_compile(self.design, arch=self._arch.value, shape=self._shape_value())
+            self._compiled_for = key
             s = self.compiled.summary()
             rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in
                            (("registers / thread", s["registers"]), ("spills (B)", s["spills"]),
@@ -152,11 +155,15 @@ class BenchPanel(widgets.VBox):
                                                          shape=self._shape_value(), overwrite=True))
 
     # -- plumbing --------------------------------------------------------------------------------------
+    def _compile_key(self) -> tuple:
+        return (self.design.to_json(), self._shape_value(), self._arch.value)
+
     def _compiled(self) -> CompiledKernel:
-        if self.compiled is None or self.compiled.target.kernel != self._kernel.value:
+        """The kernel of the fields as they are now: compiled again after any edit, never a stale one."""
+        if self.compiled is None or self._compiled_for != self._compile_key():
             self.compile()
-        if self.compiled is None:
-            raise TslabError(self.last_error)
+        if self.compiled is None or self._compiled_for != self._compile_key():
+            raise TslabError(self.last_error or "compile the design first")
         return self.compiled
 
     def _act(self, name: str, work: Any) -> Any:
