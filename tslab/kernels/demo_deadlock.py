@@ -21,7 +21,7 @@ from typing import Any
 from ..core.blueprint import Blueprint, apply_schedule
 from ..core.steps import normalize_steps
 from . import tma_copy
-from .tma_copy import DEFAULT_DTYPE, LAUNCH, launch, launch_constants
+from .tma_copy import DEFAULT_DTYPE, LAUNCH, fake_args, launch, launch_constants
 
 NAME = "demo_deadlock"
 SUMMARY = "teaching: a consumer waits twice before releasing a 1-stage ring (deadlocks)"
@@ -44,7 +44,7 @@ SCHEDULES: dict[str, tuple] = {"StoreTask": normalize_steps("StoreTask", [
 ])}
 
 __all__ = ["BASE", "DEFAULT_DTYPE", "DEFAULT_SHAPE", "LAUNCH", "NAME", "PARAMS", "SCHEDULES",
-           "SUMMARY", "build", "design", "launch", "launch_constants"]
+           "SUMMARY", "build", "design", "fake_args", "launch", "launch_constants"]
 
 
 def build(stages: int = 1, tile_rows: int = 64, tile_cols: int = 128, tiles: int = 2,

@@ -17,6 +17,10 @@ Resources:
 Tasks:
     LoadTask  warp W (= store_warps), one elected thread issues the TMA loads
     StoreTask warps 0..W-1, one elected thread issues the TMA stores; all wait before releasing the stage
+
+GPU: compiled for one shape (``fake_args(shape, dtype)``), the tiles per block and per row are compile-time
+constants; compiled with ``fake_args(shape, dtype, dynamic=True)``, :func:`launch` computes them at run time
+and one compiled function copies any rows x cols with cols a multiple of 8 (16-byte rows, as TMA needs).
 """
 
 import sys
@@ -55,11 +59,12 @@ DEFAULT_DTYPE = "float16"
 
 
 @cute.jit
-def _tile_origin(row: cutlass.Int32, tiles_across: cutlass.Constexpr, tile_rows: cutlass.Constexpr,
+def _tile_origin(row: cutlass.Int32, tiles_across: Any, tile_rows: cutlass.Constexpr,
                  tile_cols: cutlass.Constexpr) -> tuple:
     """TMA coordinates (innermost first: column, row) of the tile at ``row`` of this block's tile stream.
 
     Block ``b`` of ``G`` owns tiles ``b, b + G, ...``; its stream is ``tile_rows`` rows per tile.
+    ``tiles_across``: a Python int (static shape) or a runtime ``Int32`` (dynamic shape).
     """
     bid, _, _ = cute.arch.block_idx()
     grid, _, _ = cute.arch.grid_dim()
@@ -91,7 +96,7 @@ class SmemTileRing(MemoryResource):
     tile_rows: cutlass.Constexpr[int] = 64
     tile_cols: cutlass.Constexpr[int] = 128
     stages: cutlass.Constexpr[int] = 4
-    tiles_across: cutlass.Constexpr[int] = 1
+    tiles_across: Any = 1  # tiles per row of the tensor: a Python int on the CPU, an Int32 in the kernel
     buffer: cutlass.Constexpr[str] = "ring_buf"
     tma_desc: Any = field(default=None)
     tile: Any = field(init=False, default=None)
@@ -280,18 +285,14 @@ def design(**params: Any):
 # -- GPU ---------------------------------------------------------------------------------------------------
 
 
-@cute.kernel
-def _copy_kernel(
-    desc_in: cutlass.GridConstant[tma_cuda.TensorMap],
-    desc_out: cutlass.GridConstant[tma_cuda.TensorMap],
-    stages: cutlass.Constexpr,
-    tile_rows: cutlass.Constexpr,
-    tile_cols: cutlass.Constexpr,
-    trips: cutlass.Constexpr,
-    store_warps: cutlass.Constexpr,
-    tiles_across: cutlass.Constexpr,
-    pipelines: cutlass.Constexpr,
-) -> None:
+@cute.jit
+def _copy_body(desc_in: Any, desc_out: Any, stages: cutlass.Constexpr, tile_rows: cutlass.Constexpr,
+               tile_cols: cutlass.Constexpr, trips: Any, store_warps: cutlass.Constexpr, tiles_across: Any,
+               pipelines: cutlass.Constexpr) -> None:
+    """The kernel's body: TS resources and tasks of :func:`make_tasks`, laid out in SMEM and run.
+
+    ``trips`` and ``tiles_across`` are Python ints (static shape) or runtime ``Int32`` (dynamic shape).
+    """
     from cutlass.experimental import primitives as prims
     from cutlass.experimental.task_scheduling.memory import SmemAllocator
     from cutlass.experimental.task_scheduling.task_manager import TaskManager
@@ -307,7 +308,7 @@ def _copy_kernel(
         tile_cols,
         trips,
         store_warps,
-        tiles_across=tiles_across,
+        tiles_across=cutlass.Int32(tiles_across),
         desc_in=desc_in.get_ptr(),
         desc_out=desc_out.get_ptr(),
     )
@@ -327,6 +328,38 @@ def _copy_kernel(
     manager.run()
 
 
+@cute.kernel
+def _copy_kernel(
+    desc_in: cutlass.GridConstant[tma_cuda.TensorMap],
+    desc_out: cutlass.GridConstant[tma_cuda.TensorMap],
+    stages: cutlass.Constexpr,
+    tile_rows: cutlass.Constexpr,
+    tile_cols: cutlass.Constexpr,
+    trips: cutlass.Constexpr,
+    store_warps: cutlass.Constexpr,
+    tiles_across: cutlass.Constexpr,
+    pipelines: cutlass.Constexpr,
+) -> None:
+    """Static shape: tiles per block and tiles per row are compile-time constants."""
+    _copy_body(desc_in, desc_out, stages, tile_rows, tile_cols, trips, store_warps, tiles_across, pipelines)
+
+
+@cute.kernel
+def _copy_kernel_dynamic(
+    desc_in: cutlass.GridConstant[tma_cuda.TensorMap],
+    desc_out: cutlass.GridConstant[tma_cuda.TensorMap],
+    stages: cutlass.Constexpr,
+    tile_rows: cutlass.Constexpr,
+    tile_cols: cutlass.Constexpr,
+    trips: cutlass.Int32,
+    store_warps: cutlass.Constexpr,
+    tiles_across: cutlass.Int32,
+    pipelines: cutlass.Constexpr,
+) -> None:
+    """Dynamic shape: tiles per block and tiles per row are kernel arguments, computed by :func:`launch`."""
+    _copy_body(desc_in, desc_out, stages, tile_rows, tile_cols, trips, store_warps, tiles_across, pipelines)
+
+
 @cute.jit
 def launch(
     src: cute.Tensor,
@@ -340,21 +373,53 @@ def launch(
     sms: cutlass.Constexpr,
     pipelines: cutlass.Constexpr = (),
 ) -> None:
-    """Host entry: copy row-major 2-D 16-bit ``src`` into ``dst`` by tiles, ``sms * ctas_per_sm`` blocks."""
+    """Host entry: copy row-major 2-D 16-bit ``src`` into ``dst`` by tiles, ``sms * ctas_per_sm`` blocks.
+
+    With a static shape (Python ints) the tile counts are compile-time constants of the kernel; with a
+    dynamic one (:func:`fake_args` ``dynamic=True``) they are computed here at run time and passed as
+    kernel arguments, so one compiled function serves every shape.
+    """
+    # Row-major: columns innermost (spelled out, a dynamic row stride hides the order from TMA).
     desc_in = tma_cuda.create_tensor_map_tiled_from_view(
-        src, box_dims=(tile_rows, tile_cols), swizzle=tma_cuda.TensorMapSwizzle.none
+        src, box_dims=(tile_rows, tile_cols), swizzle=tma_cuda.TensorMapSwizzle.none, stride_order=(1, 0)
     )
     desc_out = tma_cuda.create_tensor_map_tiled_from_view(
-        dst, box_dims=(tile_rows, tile_cols), swizzle=tma_cuda.TensorMapSwizzle.none
+        dst, box_dims=(tile_rows, tile_cols), swizzle=tma_cuda.TensorMapSwizzle.none, stride_order=(1, 0)
     )
     rows, cols = src.shape
     tiles_across = (cols + tile_cols - 1) // tile_cols
     tiles = tiles_across * ((rows + tile_rows - 1) // tile_rows)
-    grid = min(sms * ctas_per_sm, tiles)
+    grid = cutlass.min(sms * ctas_per_sm, tiles)
     trips = (tiles + grid - 1) // grid
-    _copy_kernel(
-        desc_in, desc_out, stages, tile_rows, tile_cols, trips, store_warps, tiles_across, pipelines
-    ).launch(grid=(grid, 1, 1), block=((store_warps + 1) * 32, 1, 1), stream=stream)
+    block = ((store_warps + 1) * 32, 1, 1)
+    if cutlass.const_expr(isinstance(trips, int) and isinstance(tiles_across, int)):
+        _copy_kernel(
+            desc_in, desc_out, stages, tile_rows, tile_cols, trips, store_warps, tiles_across, pipelines
+        ).launch(grid=(grid, 1, 1), block=block, stream=stream)
+    else:
+        _copy_kernel_dynamic(
+            desc_in, desc_out, stages, tile_rows, tile_cols, trips, store_warps, tiles_across, pipelines
+        ).launch(grid=(grid, 1, 1), block=block, stream=stream)
+
+
+def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False) -> tuple:
+    """Compile-only stand-ins for ``(src, dst, stream)``: row-major 2-D ``dtype`` tensors, 16-byte aligned.
+
+    ``dynamic=False``: extents ``shape`` (the compiled function serves that shape only). ``dynamic=True``:
+    symbolic extents (``shape`` only names the rank), rows any count and columns a multiple of 8, the
+    16-byte row stride TMA needs for 16-bit elements; one compiled function serves every such shape.
+    """
+    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
+
+    dt = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16, "int16": cutlass.Int16}.get(dtype)
+    if dt is None or len(shape) != 2:
+        raise ValueError(f"tma_copy copies 2-D 16-bit tensors; got shape={shape} dtype={dtype!r}")
+    extents = (cute.sym_int(), cute.sym_int(divisibility=16 // ELEMENT_BYTES)) if dynamic else tuple(shape)
+
+    def make() -> Any:
+        return make_fake_compact_tensor(dt, extents, stride_order=(1, 0), assumed_align=16)
+
+    return make(), make(), make_fake_stream()
 
 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
