@@ -14,6 +14,9 @@ Tasks:
 The CPU design checks ``iterations`` loop trips; the GPU kernel runs as many trips as the tensor needs
 (``ceil(vectors / (grid * threads * unroll))``), with ``ctas_per_sm`` blocks per multiprocessor (more than
 fit at once: 128 gives 4 trips at 512 MiB, measured faster than a resident-only grid: benchmarks/NOTES.md).
+Compiled for one length (``fake_args(shape, dtype)``) the trips and the grid's stride are compile-time
+constants; compiled with ``fake_args(shape, dtype, dynamic=True, vector_bytes=...)``, :func:`launch` computes
+them at run time and one compiled function copies any whole number of ``vector_bytes`` vectors.
 """
 
 import sys
@@ -157,6 +160,25 @@ def design(**params: Any):
 # -- GPU ---------------------------------------------------------------------------------------------------
 
 
+@cute.jit
+def _copy_body(src: cute.Tensor, dst: cute.Tensor, warps: cutlass.Constexpr, trips: Any, stride: Any,
+               vec: cutlass.Constexpr, unroll: cutlass.Constexpr, pipelines: cutlass.Constexpr) -> None:
+    """The kernel's body: the TS task of :func:`make_tasks`, run.
+
+    ``trips`` and ``stride`` are Python ints (static shape) or runtime ``Int32`` (dynamic shape).
+    """
+    from cutlass.experimental.task_scheduling.task_manager import TaskManager
+
+    from ..core.blueprint import apply_pipeline
+
+    bp = make_tasks(warps, trips, stride, src=src, dst=dst, vec=vec, unroll=unroll, dtype=src.element_type)
+    for name, fields in pipelines:
+        apply_pipeline(bp, name, dict(fields))
+    manager = TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, verbose=False)
+    manager.setup_resources_and_tasks()
+    manager.run()
+
+
 @cute.kernel
 def _copy_kernel(
     src: cute.Tensor,
@@ -168,16 +190,23 @@ def _copy_kernel(
     unroll: cutlass.Constexpr,
     pipelines: cutlass.Constexpr,
 ) -> None:
-    from cutlass.experimental.task_scheduling.task_manager import TaskManager
+    """Static shape: loop trips and the grid's stride are compile-time constants."""
+    _copy_body(src, dst, warps, trips, stride, vec, unroll, pipelines)
 
-    from ..core.blueprint import apply_pipeline
 
-    bp = make_tasks(warps, trips, stride, src=src, dst=dst, vec=vec, unroll=unroll, dtype=src.element_type)
-    for name, fields in pipelines:
-        apply_pipeline(bp, name, dict(fields))
-    manager = TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, verbose=False)
-    manager.setup_resources_and_tasks()
-    manager.run()
+@cute.kernel
+def _copy_kernel_dynamic(
+    src: cute.Tensor,
+    dst: cute.Tensor,
+    warps: cutlass.Constexpr,
+    trips: cutlass.Int32,
+    stride: cutlass.Int32,
+    vec: cutlass.Constexpr,
+    unroll: cutlass.Constexpr,
+    pipelines: cutlass.Constexpr,
+) -> None:
+    """Dynamic shape: loop trips and the grid's stride are kernel arguments, computed by :func:`launch`."""
+    _copy_body(src, dst, warps, trips, stride, vec, unroll, pipelines)
 
 
 @cute.jit
@@ -192,18 +221,54 @@ def launch(
     unroll: cutlass.Constexpr = 1,
     pipelines: cutlass.Constexpr = (),
 ) -> None:
-    """Host entry: copy ``src`` into ``dst`` (same flat shape) with a grid of ``sms * ctas_per_sm`` blocks."""
+    """Host entry: copy ``src`` into ``dst`` (same flat shape) with a grid of ``sms * ctas_per_sm`` blocks.
+
+    With a static shape the trip count and stride are compile-time constants of the kernel; with a dynamic
+    one (:func:`fake_args` ``dynamic=True``) they are computed here at run time and passed as kernel
+    arguments, so one compiled function serves every length.
+    """
     vec = vector_bytes * 8 // src.element_type.width
     src_v = cute.zipped_divide(src, (vec,))
     dst_v = cute.zipped_divide(dst, (vec,))
     vectors = cute.size(src_v, mode=[1])
     threads = warps * 32
-    grid = min(sms * ctas_per_sm, (vectors + threads * unroll - 1) // (threads * unroll))
+    grid = cutlass.min(sms * ctas_per_sm, (vectors + threads * unroll - 1) // (threads * unroll))
     stride = grid * threads * unroll
     trips = (vectors + stride - 1) // stride
-    _copy_kernel(src_v, dst_v, warps, trips, stride, vec, unroll, pipelines).launch(
-        grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream
-    )
+    if cutlass.const_expr(isinstance(trips, int) and isinstance(stride, int)):
+        _copy_kernel(src_v, dst_v, warps, trips, stride, vec, unroll, pipelines).launch(
+            grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream
+        )
+    else:
+        _copy_kernel_dynamic(src_v, dst_v, warps, trips, stride, vec, unroll, pipelines).launch(
+            grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream
+        )
+
+
+_DTYPES = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16, "float32": cutlass.Float32,
+           "int16": cutlass.Int16, "int32": cutlass.Int32, "int8": cutlass.Int8, "uint8": cutlass.Uint8}
+
+
+def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False,
+              vector_bytes: int = PARAMS["vector_bytes"]) -> tuple:
+    """Compile-only stand-ins for ``(src, dst, stream)``: flat ``dtype`` tensors, 16-byte aligned.
+
+    ``dynamic=False``: length ``shape[0]`` (the compiled function serves that length only).
+    ``dynamic=True``: a symbolic length, promised to be a whole number of the design's ``vector_bytes``
+    vectors (the kernel copies whole vectors only); one compiled function serves every such length.
+    """
+    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
+
+    dt = _DTYPES.get(dtype)
+    if dt is None or len(shape) != 1:
+        raise ValueError(f"grid_stride_copy copies flat tensors of {', '.join(_DTYPES)}; got shape={shape} "
+                         f"dtype={dtype!r}")
+    extent = (cute.sym_int(divisibility=max(1, vector_bytes * 8 // dt.width)),) if dynamic else tuple(shape)
+
+    def make() -> Any:
+        return make_fake_compact_tensor(dt, extent, stride_order=(0,), assumed_align=16)
+
+    return make(), make(), make_fake_stream()
 
 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
