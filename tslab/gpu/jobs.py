@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import re
 import sys
@@ -83,10 +84,21 @@ def fake_args(target: Target) -> tuple:
 
 
 def _fake(t: Target) -> tuple:
-    """Compile-only arguments: the kernel module's own where it has them (GEMM: a, b, c, stream)."""
-    if not hasattr(t.module, "fake_args"):
+    """Compile-only arguments: the kernel module's own where it has them (GEMM: a, b, c, stream).
+
+    A dynamic target asks for symbolic extents (``dynamic=True``, passed only then); design parameters
+    the module's ``fake_args`` takes by keyword (the grid-stride copy's ``vector_bytes``) come from the
+    target's parameters.
+    """
+    own = getattr(t.module, "fake_args", None)
+    if own is None:
         return fake_args(t)
-    return t.module.fake_args(t.shape, t.dtype, dynamic=True) if t.dynamic else t.module.fake_args(t.shape, t.dtype)
+    keywords = inspect.signature(own).parameters
+    extra = {name: value for name, value in t.params.items()
+             if name != "dynamic" and name in keywords and keywords[name].kind is inspect.Parameter.KEYWORD_ONLY}
+    if t.dynamic:
+        extra["dynamic"] = True
+    return own(t.shape, t.dtype, **extra)
 
 
 def _options(arch: str, keep: bool) -> str:
