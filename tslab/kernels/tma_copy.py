@@ -402,6 +402,12 @@ def launch(
         ).launch(grid=(grid, 1, 1), block=block, stream=stream)
 
 
+#: What a dynamic compile promises of each tensor's extents (src, dst: rows x cols): cols a multiple of 8, the
+#: 16-byte row stride TMA needs. Tensors passed to a dynamic kernel are marked the same way
+#: (:func:`tslab.gpu.args.tensor_args`).
+DYNAMIC_DIVISIBILITY = ((1, 16 // ELEMENT_BYTES), (1, 16 // ELEMENT_BYTES))
+
+
 def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False) -> tuple:
     """Compile-only stand-ins for ``(src, dst, stream)``: row-major 2-D ``dtype`` tensors, 16-byte aligned.
 
@@ -414,12 +420,13 @@ def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False) -> t
     dt = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16, "int16": cutlass.Int16}.get(dtype)
     if dt is None or len(shape) != 2:
         raise ValueError(f"tma_copy copies 2-D 16-bit tensors; got shape={shape} dtype={dtype!r}")
-    extents = (cute.sym_int(), cute.sym_int(divisibility=16 // ELEMENT_BYTES)) if dynamic else tuple(shape)
 
-    def make() -> Any:
+    def make(divisibility: tuple[int, int]) -> Any:
+        extents = tuple(cute.sym_int(divisibility=d) for d in divisibility) if dynamic else tuple(shape)
         return make_fake_compact_tensor(dt, extents, stride_order=(1, 0), assumed_align=16)
 
-    return make(), make(), make_fake_stream()
+    src, dst = DYNAMIC_DIVISIBILITY
+    return make(src), make(dst), make_fake_stream()
 
 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
