@@ -28,3 +28,16 @@ def tensor_args(tensors: tuple, divisibility: tuple[tuple[int, ...], ...] | None
     if divisibility is None:
         return tuple(from_dlpack(t, assumed_align=16) for t in tensors)
     return tuple(dynamic_tensor(t, d) for t, d in zip(tensors, divisibility, strict=True))
+
+
+def divisibility_of(fakes: tuple) -> tuple[tuple[int, ...], ...]:
+    """The marks :func:`tensor_args` needs for tensors passed where a compile saw ``fakes``: each mode's
+    promised divisibility, read from the compile-only stand-ins themselves (every extent symbolic)."""
+    from cutlass.cute.typing import SymInt
+
+    marks = []
+    for fake in fakes:
+        if not all(isinstance(s, SymInt) for s in fake.shape):
+            raise ValueError(f"{fake}: not every extent is symbolic; a static mode cannot be marked dynamic")
+        marks.append(tuple(s.divisibility for s in fake.shape))
+    return tuple(marks)

@@ -186,6 +186,14 @@ def _compiled(t: Target, src: Any, dst: Any, stream: Any) -> Any:
     return compile_target(t, info.sm_count, _options(info.arch, False))
 
 
+def _marks(t: Target) -> tuple[tuple[int, ...], ...] | None:
+    """How ``t``'s tensors are marked for its compiled function: None (static layouts), or for a dynamic
+    target each mode's divisibility as its compile promised (a static tensor would pass garbage extents)."""
+    from .args import divisibility_of
+
+    return divisibility_of(_fake(t)[:2]) if t.dynamic else None
+
+
 def _stream() -> Any:
     import torch
     from cuda.bindings import driver as cu
@@ -216,8 +224,8 @@ def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None)
     ``timeout``: seconds the kernel may run once launched (the worker's parent stops it after that).
     """
     import torch
-    from cutlass.cute.runtime import from_dlpack
 
+    from .args import tensor_args
     from .errors import CheckFailedError
     from .worker import enter_phase
 
@@ -234,7 +242,7 @@ def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None)
     compile_s = time.perf_counter() - started
     if timeout is not None:
         enter_phase(KERNEL_PHASE, timeout)
-    fn(from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16), stream)
+    fn(*tensor_args((src, dst), _marks(t)), stream)
     torch.cuda.synchronize()
     result = {
         **check_output(src, dst),
@@ -256,8 +264,9 @@ def _time_target(
 ) -> dict[str, Any]:
     """Check once, then time the kernel and torch's copy in turn, ``repeats`` times, rotating workspaces."""
     import torch
-    from cutlass.cute.runtime import from_dlpack
     from cutlass.testing import JitArguments, benchmark, get_workspace_count
+
+    from .args import tensor_args
 
     count = get_workspace_count(t.nbytes, warmup, iterations)
     pairs = []
@@ -268,10 +277,8 @@ def _time_target(
         pairs.append((src, dst))
     stream = _stream()
     fn = _compiled(t, *pairs[0], stream)
-    kernel_ws = [
-        JitArguments(from_dlpack(s, assumed_align=16), from_dlpack(d, assumed_align=16), stream)
-        for s, d in pairs
-    ]
+    marks = _marks(t)
+    kernel_ws = [JitArguments(*tensor_args((s, d), marks), stream) for s, d in pairs]
     fn(*kernel_ws[0].args)
     torch.cuda.synchronize()
     check = check_output(*pairs[0])
