@@ -64,7 +64,7 @@ def _tile_origin(row: cutlass.Int32, tiles_across: Any, tile_rows: cutlass.Const
     """TMA coordinates (innermost first: column, row) of the tile at ``row`` of this block's tile stream.
 
     Block ``b`` of ``G`` owns tiles ``b, b + G, ...``; its stream is ``tile_rows`` rows per tile.
-    ``tiles_across``: a Python int (static shape) or a runtime ``Int32`` (dynamic shape).
+    ``tiles_across``: a Python int (CPU) or an ``Int32`` (kernel: a constant, or a kernel argument).
     """
     bid, _, _ = cute.arch.block_idx()
     grid, _, _ = cute.arch.grid_dim()
@@ -308,6 +308,7 @@ def _copy_body(desc_in: Any, desc_out: Any, stages: cutlass.Constexpr, tile_rows
         tile_cols,
         trips,
         store_warps,
+        # A resource field TS traces keeps one type: Int32 always (constant-folded when the shape is static).
         tiles_across=cutlass.Int32(tiles_across),
         desc_in=desc_in.get_ptr(),
         desc_out=desc_out.get_ptr(),
