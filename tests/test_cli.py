@@ -58,9 +58,10 @@ def test_design_json_file(tmp_path, capsys):
     assert main(["check", str(path)]) == 0
 
 
-def test_export_refuses_the_gemm_design_with_the_reason(capsys):
-    assert main(["export", "gemm_sm90", "-o", "unused"]) == 1
-    assert "the GEMM package (run(a, b, c) for any shape) is not built yet" in capsys.readouterr().err
+def test_export_writes_a_gemm_package_for_every_shape(capsys, tmp_path):
+    assert main(["export", "gemm_sm90", "-o", str(tmp_path / "gemm_pkg")]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "gemm_pkg")
+    assert json.loads((tmp_path / "gemm_pkg" / "design.json").read_text())["dynamic"] is True
 
 
 def test_smem_capacity_option(capsys):

@@ -16,7 +16,7 @@ from cutlass.cute.typing import SymInt
 
 from tslab.gpu import device
 from tslab.gpu.args import divisibility_of, tensor_args
-from tslab.gpu.jobs import _fake, _marks, compile_target, fake_args, parse_ptxas, preload_runtime
+from tslab.gpu.jobs import _fake, tensor_marks, compile_target, fake_args, parse_ptxas, preload_runtime
 from tslab.gpu.targets import resolve
 from tslab.kernels import grid_stride_copy, tma_copy
 
@@ -36,9 +36,9 @@ def test_dynamic_stand_ins_promise_what_the_kernel_needs(design, shape, dtype, d
         assert all(isinstance(s, SymInt) for s in fake.shape)
         assert [s.divisibility for s in fake.shape] == divisibility
     # What the run and bench jobs mark a dynamic target's tensors with: the same promises.
-    assert _marks(dynamic_target(design, shape, dtype)) == (tuple(divisibility),) * 2
+    assert tensor_marks(dynamic_target(design, shape, dtype)) == (tuple(divisibility),) * 2
     static = dynamic_target(design, shape, dtype, dynamic=False)
-    assert _marks(static) is None
+    assert tensor_marks(static) is None
     for mine, old in zip(_fake(static)[:2], fake_args(static)[:2], strict=True):  # unchanged static stand-ins
         assert (mine.shape, mine.stride, str(mine)) == (shape, old.stride, str(old))
 
@@ -107,7 +107,7 @@ def test_one_dynamic_compile_copies_every_shape_exactly(design, launch, dtype, s
     fn = cute.compile(t.module.launch, *_fake(t), *t.launch_constants(info.sm_count),
                       options=f"--gpu-arch {info.arch}")
     stream = cu.CUstream(torch.cuda.current_stream().cuda_stream)
-    marks = _marks(t)  # dynamic layouts: the compiled function reads each call's extents from its tensors
+    marks = tensor_marks(t)  # dynamic layouts: the compiled function reads each call's extents from its tensors
 
     for shape in shapes:
         resolve(design, shape, dtype)  # a shape the library accepts for this kernel

@@ -38,8 +38,8 @@ def export(
 ) -> Path:
     """Write the package ``path`` (its folder name is the import name); returns the folder.
 
-    ``shape``: None exports a kernel that compiles with runtime extents for every shape it accepts (the copies
-    for their default shape); a shape exports for that one shape. ``sms`` sizes the persistent grid baked
+    ``shape``: None compiles with runtime extents, for every shape the kernel accepts; a shape exports for
+    that one shape. ``sms`` sizes the persistent grid baked
     into the kernel (default: the arch's usual count).
     """
     require_arch(arch, f"export of '{getattr(design, 'kernel', design)}'")
@@ -65,7 +65,7 @@ def export(
     sms = sms or DEFAULT_SMS.get(arch, 132)
     out.mkdir(parents=True)
     try:
-        run_job(
+        job = run_job(
             "tslab.gpu.jobs:export_job",
             {
                 "target": target.to_dict(),
@@ -89,8 +89,7 @@ def export(
         "shape": None if target.dynamic else list(target.shape),
         "shape_rules": shape_rules(target),
         # How each tensor argument is marked for a runtime-shape kernel (mode -> promised divisibility).
-        "tensor_divisibility": ([list(d) for d in target.module.DYNAMIC_DIVISIBILITY] if target.dynamic
-                                else None),
+        "tensor_divisibility": job["tensor_divisibility"],
         "dtype": target.dtype,
         "sms": sms,
         "launch": target.launch,

@@ -70,8 +70,9 @@ def compiled(t: Target, sms: int, arch: str) -> Any:
 
 def _args(t: Target, a: Any, b: Any, c: Any, stream: Any) -> tuple:
     from .args import tensor_args
+    from .jobs import tensor_marks
 
-    return (*tensor_args((a, b, c), t.module.DYNAMIC_DIVISIBILITY if t.dynamic else None), stream)
+    return (*tensor_args((a, b, c), tensor_marks(t)), stream)
 
 
 def run(t: Target, *, seed: int, sms: int, arch: str, stream: Any) -> dict[str, Any]:

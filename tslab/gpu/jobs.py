@@ -186,12 +186,13 @@ def _compiled(t: Target, src: Any, dst: Any, stream: Any) -> Any:
     return compile_target(t, info.sm_count, _options(info.arch, False))
 
 
-def _marks(t: Target) -> tuple[tuple[int, ...], ...] | None:
+def tensor_marks(t: Target) -> tuple[tuple[int, ...], ...] | None:
     """How ``t``'s tensors are marked for its compiled function: None (static layouts), or for a dynamic
-    target each mode's divisibility as its compile promised (a static tensor would pass garbage extents)."""
+    target each tensor's modes' divisibility as its compile promised (a static tensor would pass garbage
+    extents). Every argument but the last (the stream) is a tensor."""
     from .args import divisibility_of
 
-    return divisibility_of(_fake(t)[:2]) if t.dynamic else None
+    return divisibility_of(_fake(t)[:-1]) if t.dynamic else None
 
 
 def _stream() -> Any:
@@ -242,7 +243,7 @@ def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None)
     compile_s = time.perf_counter() - started
     if timeout is not None:
         enter_phase(KERNEL_PHASE, timeout)
-    fn(*tensor_args((src, dst), _marks(t)), stream)
+    fn(*tensor_args((src, dst), tensor_marks(t)), stream)
     torch.cuda.synchronize()
     result = {
         **check_output(src, dst),
@@ -277,7 +278,7 @@ def _time_target(
         pairs.append((src, dst))
     stream = _stream()
     fn = _compiled(t, *pairs[0], stream)
-    marks = _marks(t)
+    marks = tensor_marks(t)
     kernel_ws = [JitArguments(*tensor_args((s, d), marks), stream) for s, d in pairs]
     fn(*kernel_ws[0].args)
     torch.cuda.synchronize()
@@ -376,7 +377,9 @@ def export_job(target: dict[str, Any], arch: str, sms: int, directory: str, pref
     t = _target(target)
     fn = compile_target(t, sms, _options(arch, False))
     fn.export_to_c(file_path=directory, file_name=prefix, function_prefix=prefix)
-    return {"files": sorted(os.listdir(directory))}
+    marks = tensor_marks(t)
+    return {"files": sorted(os.listdir(directory)),
+            "tensor_divisibility": [list(m) for m in marks] if marks is not None else None}
 
 
 def preload_runtime() -> None:

@@ -170,7 +170,7 @@ def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None
 
 
 #: Kernels that compile with runtime extents (``Target.dynamic``): one compiled kernel serves every shape.
-DYNAMIC_KERNELS = ("gemm_sm90",)
+DYNAMIC_KERNELS = ("gemm_sm90", "tma_copy", "grid_stride_copy")
 
 
 def shape_rules(target: Target) -> dict[str, Any]:

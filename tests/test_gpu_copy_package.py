@@ -1,0 +1,64 @@
+"""On a GPU: exported copy packages (compiled once with runtime shapes) copy every shape their rules allow,
+bit for bit, refuse the rest by name, and work as torch custom ops inside ``torch.compile``."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from tslab.gpu import device
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no NVIDIA GPU here")]
+
+CASES = {
+    "tma_copy": [(4096, 4096), (1000, 264), (3, 8), (777, 1032)],
+    "grid_stride_copy": [(1 << 20,), (8,), (123456,), (3 * 2**20 + 8,)],
+}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def package(request, tmp_path_factory):
+    from tslab.gpu.export import export
+    from tslab.kernels import kernel_module
+
+    out = export(kernel_module(request.param).design(), tmp_path_factory.mktemp("exports") / f"{request.param}_pkg")
+    sys.path.insert(0, str(out.parent))
+    try:
+        yield request.param, importlib.import_module(out.name)
+    finally:
+        sys.path.remove(str(out.parent))
+
+
+def test_copies_every_shape_exactly(package):
+    import torch
+
+    kernel, module = package
+    dtype = getattr(torch, module.DTYPE)
+    for shape in CASES[kernel]:
+        src = (torch.randn(shape, device="cuda") * 100).to(dtype)
+        dst = torch.full_like(src, -7)
+        module.run(src, dst)
+        torch.cuda.synchronize()
+        assert torch.equal(src, dst), shape
+
+
+def test_refuses_a_shape_by_name(package):
+    import torch
+
+    kernel, module = package
+    bad = torch.empty((5, 7) if kernel == "tma_copy" else (7,), device="cuda", dtype=getattr(torch, module.DTYPE))
+    with pytest.raises(module.ExportedKernelError, match="is not a multiple of"):
+        module.copy(bad)
+
+
+def test_custom_op_inside_torch_compile(package):
+    import torch
+
+    kernel, module = package
+    op = getattr(torch.ops, module.__name__).copy
+    shape = CASES[kernel][1]
+    x = (torch.randn(shape, device="cuda") * 10).to(getattr(torch, module.DTYPE))
+    out = torch.compile(lambda t: op(t) + 1, fullgraph=True)(x)
+    assert torch.equal(out, x + 1)
