@@ -16,7 +16,7 @@ from cutlass.cute.typing import SymInt
 
 from tslab.gpu import device
 from tslab.gpu.args import divisibility_of, tensor_args
-from tslab.gpu.jobs import _fake, tensor_marks, compile_target, fake_args, parse_ptxas, preload_runtime
+from tslab.gpu.jobs import _fake, compile_target, fake_args, parse_ptxas, preload_runtime, tensor_marks
 from tslab.gpu.targets import resolve
 from tslab.kernels import grid_stride_copy, tma_copy
 

@@ -48,7 +48,7 @@ def test_refuses_a_shape_by_name(package):
     import torch
 
     kernel, module = package
-    bad = torch.empty((5, 7) if kernel == "tma_copy" else (7,), device="cuda", dtype=getattr(torch, module.DTYPE))
+    bad = torch.empty((5, 12) if kernel == "tma_copy" else (12,), device="cuda", dtype=getattr(torch, module.DTYPE))
     with pytest.raises(module.ExportedKernelError, match="is not a multiple of"):
         module.copy(bad)
 

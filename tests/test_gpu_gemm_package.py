@@ -55,22 +55,27 @@ def test_custom_op_inside_torch_compile(package):
     import torch
 
     op = getattr(torch.ops, package.__name__).gemm
+    w1 = torch.randn(512, 256, device="cuda", dtype=torch.float16) / 16
+    w2 = torch.randn(128, 512, device="cuda", dtype=torch.float16) / 16
 
-    class Mlp(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.w1 = torch.nn.Parameter(torch.randn(512, 256, device="cuda", dtype=torch.float16) / 16)
-            self.w2 = torch.nn.Parameter(torch.randn(128, 512, device="cuda", dtype=torch.float16) / 16)
+    def mlp(x: torch.Tensor) -> torch.Tensor:
+        return op(torch.relu(op(x, w1)), w2)
 
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return op(torch.relu(op(x, self.w1)), self.w2)
-
-    model = Mlp()
     x = torch.randn(300, 256, device="cuda", dtype=torch.float16)
-    eager = model(x)
-    compiled = torch.compile(model, fullgraph=True)
-    out = compiled(x)
-    ref = torch.relu(x.float() @ model.w1.float().T) @ model.w2.float().T
+    out = torch.compile(mlp, fullgraph=True)(x)
+    ref = torch.relu(x.float() @ w1.float().T) @ w2.float().T
     assert out.shape == (300, 128)
     assert float((out.float() - ref).norm() / ref.norm()) < 1e-2
-    assert torch.allclose(out, eager)
+    assert torch.allclose(out, mlp(x))
+
+
+def test_custom_op_has_gradients(package):
+    import torch
+
+    op = getattr(torch.ops, package.__name__).gemm
+    a = torch.randn(64, 128, device="cuda", dtype=torch.float16, requires_grad=True)
+    b = torch.randn(256, 128, device="cuda", dtype=torch.float16, requires_grad=True)
+    op(a, b).float().sum().backward()
+    ones = torch.ones(64, 256, device="cuda", dtype=torch.float16)
+    assert torch.allclose(a.grad, ones @ b.detach(), rtol=1e-2, atol=1e-2)
+    assert torch.allclose(b.grad, ones.T @ a.detach(), rtol=1e-2, atol=1e-2)

@@ -235,6 +235,15 @@ def _register_torch_op() -> Any:
     def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return a.new_empty((a.shape[0], b.shape[0]))
 
+    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+        ctx.save_for_backward(*inputs)
+
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple:
+        # Gradients by torch's own matmul: the transposed products need not meet this kernel's shape rules.
+        a, b = ctx.saved_tensors
+        return grad @ b, grad.T @ a
+
+    gemm_op.register_autograd(backward, setup_context=setup_context)
     return gemm_op
 
 
