@@ -144,7 +144,7 @@ def _launch(tensors: tuple, stream: Any) -> None:
     marks = META["tensor_divisibility"] or [[] for _ in tensors]
     args = []
     for t, divisibility in zip(tensors, marks):
-        arg = from_dlpack(t, assumed_align=16)
+        arg = from_dlpack(t.detach(), assumed_align=16)  # the kernel writes no autograd history
         for mode, multiple in enumerate(divisibility):
             arg = arg.mark_compact_shape_dynamic(mode=mode, divisibility=multiple)
         args.append(arg)
