@@ -102,3 +102,14 @@ def test_a_worker_killed_after_finishing_some_work_keeps_it_in_the_error():
             as info:
         run_job("tslab.gpu.worker:partial_then_kill_for_test", {"rows": 3}, what="bench")
     assert info.value.partial == [{"row": 0}, {"row": 1}, {"row": 2}]
+
+
+def test_jobs_run_in_a_process_that_is_already_a_worker(monkeypatch):
+    """A sweep's pool workers set IN_PROCESS_ENV: their compiles skip one more spawned process each."""
+    from tslab.gpu.worker import IN_PROCESS_ENV
+
+    assert run_job("os:getpid", {}) != os.getpid()
+    monkeypatch.setenv(IN_PROCESS_ENV, "1")
+    assert run_job("os:getpid", {}) == os.getpid()
+    with pytest.raises(CompileError, match="compile of 'x' failed: JSONDecodeError: Expecting value"):
+        run_job("json:loads", {"s": "seven"}, what="compile of 'x'")

@@ -50,3 +50,17 @@ def test_without_ray_the_message_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(SweepError, match=r'pip install "tslab\[ray\]"'):
         tslab.sweep("tma_copy", SPACE, measure="check", executor="ray", quiet=True)
+
+
+def test_pool_and_ray_cpu_workers_run_jobs_in_process():
+    import os
+
+    from tslab.gpu.worker import IN_PROCESS_ENV
+    from tslab.sweep.executors import PoolExecutor
+
+    pool = PoolExecutor(1)
+    try:
+        assert list(pool.run(os.getenv, iter([("k", (IN_PROCESS_ENV,))]))) == [("k", "1")]
+    finally:
+        pool.close()
+    assert os.environ.get(IN_PROCESS_ENV) is None  # the caller's own process still spawns a worker per job

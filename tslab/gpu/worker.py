@@ -89,6 +89,11 @@ def _main_not_reimported() -> Iterator[None]:
         main.__spec__ = spec
 
 
+#: Set to "1" in a process that is itself an isolated worker (a sweep's CPU pool or Ray task): jobs then run in
+#: that process instead of a freshly spawned one. A compiler abort ends that worker, which its pool reports.
+IN_PROCESS_ENV = "TSLAB_JOBS_IN_PROCESS"
+
+
 def run_job(
     job: str,
     kwargs: dict[str, Any],
@@ -103,6 +108,8 @@ def run_job(
     Raises ``error`` when the job raised, :class:`WorkerCrashedError` when the process died and
     :class:`WorkerTimeoutError` after ``timeout`` seconds (or after the limit of the phase the job entered last).
     """
+    if os.environ.get(IN_PROCESS_ENV) == "1" and not env:
+        return _run_here(job, kwargs, what, error)
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     with tempfile.NamedTemporaryFile(prefix="tslab-worker-", suffix=".log", delete=False) as fh:
@@ -154,6 +161,20 @@ def run_job(
     raise error(
         f"{what} failed in the worker: {kind}: {text}\n--- worker traceback ---\n{trace.strip()[-_LOG_TAIL:]}"
     )
+
+
+def _run_here(job: str, kwargs: dict[str, Any], what: str, error: type[GpuError]) -> Any:
+    """``job(**kwargs)`` in this process, its errors mapped as a worker's are (no crash or timeout guard)."""
+    module, name = job.split(":")
+    try:
+        return getattr(importlib.import_module(module), name)(**kwargs)
+    except Exception as exc:
+        kind, text = type(exc).__name__, " ".join(str(exc).split())[:4000]
+        if is_out_of_memory(kind, text):
+            raise out_of_memory_error(what, text) from exc
+        if kind in _PASS_THROUGH:
+            raise _PASS_THROUGH[kind](text) from exc
+        raise error(f"{what} failed: {kind}: {text}") from exc
 
 
 def _kept(partial: list[Any]) -> str:

@@ -33,6 +33,19 @@ def _pin_gpu(index: int) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = str(index)
 
 
+def _jobs_in_process() -> None:
+    """A CPU pool worker is already isolated: its compiles run in it, not in one more spawned process each."""
+    from ..gpu.worker import IN_PROCESS_ENV
+
+    os.environ[IN_PROCESS_ENV] = "1"
+
+
+def _call_in_process(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in a Ray CPU worker, its compiles in that worker (:func:`_jobs_in_process`)."""
+    _jobs_in_process()
+    return fn(*args)
+
+
 class SerialExecutor:
     """Every stage in this process, one point after another (the baseline; a debugger sees everything)."""
 
@@ -47,7 +60,8 @@ class SerialExecutor:
 
 
 class PoolExecutor:
-    """A local pool of ``jobs`` spawned worker processes for check and compile; one process per GPU for timing."""
+    """A local pool of ``jobs`` spawned worker processes for check and compile (each compiles in itself: it is
+    already isolated); one process per GPU for timing (each run and timing in a fresh worker with a time limit)."""
 
     name = "pool"
 
@@ -64,7 +78,7 @@ class PoolExecutor:
                 self._pools[gpu] = [cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=_pin_gpu, initargs=(i,))
                                     for i in range(max(gpu_count(), 1))]
             else:
-                self._pools[gpu] = [cf.ProcessPoolExecutor(self.jobs, mp_context=ctx)]
+                self._pools[gpu] = [cf.ProcessPoolExecutor(self.jobs, mp_context=ctx, initializer=_jobs_in_process)]
         return self._pools[gpu]
 
     def run(self, fn: Callable[..., Any], tasks: Iterator[Task], *, gpu: bool = False) -> Iterator[tuple[str, Any]]:
@@ -127,7 +141,8 @@ class RayExecutor:
 
     def run(self, fn: Callable[..., Any], tasks: Iterator[Task], *, gpu: bool = False) -> Iterator[tuple[str, Any]]:
         ray = self._ray
-        remote = self._remote.setdefault((fn, gpu), ray.remote(num_gpus=1 if gpu else 0, num_cpus=1)(fn))
+        body = fn if gpu else _call_in_process
+        remote = self._remote.setdefault((fn, gpu), ray.remote(num_gpus=1 if gpu else 0, num_cpus=1)(body))
         slots = self._slots(gpu)
         running: dict[Any, str] = {}
         pending = iter(tasks)
@@ -138,7 +153,7 @@ class RayExecutor:
                 if task is None:
                     exhausted = True
                     break
-                running[remote.remote(*task[1])] = task[0]
+                running[remote.remote(*task[1]) if gpu else remote.remote(fn, *task[1])] = task[0]
             if not running:
                 return
             done, _ = ray.wait(list(running), num_returns=1)
