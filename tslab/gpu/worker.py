@@ -163,11 +163,32 @@ def run_job(
     )
 
 
+@contextlib.contextmanager
+def _quiet_fds() -> Iterator[None]:
+    """Send what C and Python write to fds 1 and 2 (ptxas remarks) to a scratch file while active."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with tempfile.TemporaryFile() as scratch:
+        os.dup2(scratch.fileno(), 1)
+        os.dup2(scratch.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
 def _run_here(job: str, kwargs: dict[str, Any], what: str, error: type[GpuError]) -> Any:
-    """``job(**kwargs)`` in this process, its errors mapped as a worker's are (no crash or timeout guard)."""
+    """``job(**kwargs)`` in this process, quietly, its errors mapped as a worker's are (no crash or time guard)."""
     module, name = job.split(":")
     try:
-        return getattr(importlib.import_module(module), name)(**kwargs)
+        with _quiet_fds():
+            return getattr(importlib.import_module(module), name)(**kwargs)
     except Exception as exc:
         kind, text = type(exc).__name__, " ".join(str(exc).split())[:4000]
         if is_out_of_memory(kind, text):
