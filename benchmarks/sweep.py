@@ -6,8 +6,8 @@ Ray times include starting their worker processes (each imports tslab and CuTe D
 timed apart, as a standing cluster would not pay it per sweep. Targets: pool >= 1.7x serial on compile-only with
 2 workers; Ray within 15% of the pool. The serial executor compiles each point in a fresh worker process (the
 caller's process is never put at risk); pool workers and Ray tasks are isolated already and compile in themselves,
-so "pool x1" separates that saving from the parallelism ("pool x2 / pool x1"). The machine's 1-minute load average is printed beside each row: on a
-shared machine, other processes' load caps what a second worker can gain.
+so "pool x1" separates that saving from the parallelism ("pool x2 / pool x1"). The machine's 1-minute load
+average is printed beside each row: on a shared machine, other processes' load caps what a second worker can gain.
 
     python benchmarks/sweep.py [--jobs 2] [--no-ray] [--out results.json]
 """

@@ -1,6 +1,7 @@
 """The tslab widgets fit JupyterLab at 1600 and 1000 px wide: nothing sticks out, overlaps or is clipped.
 
-One generated notebook shows a Studio (both editor tabs), a ReplayPlayer of a deadlock and a BenchPanel.
+One generated notebook shows a Studio (both editor tabs), a ReplayPlayer of a deadlock, a BenchPanel and the
+SweepChart of tutorial 08's recorded GEMM sweep.
 Screenshots of each width go to ``test-artifacts/layout-<part>-<width>.png``.
 """
 
@@ -19,6 +20,8 @@ CELLS = [
     "Studio(design('tma_copy'))",
     "ReplayPlayer(tslab.check(design('demo_deadlock')).trace)",
     "BenchPanel('tma_copy', arch='sm_90a', shape=(4096, 4096))",
+    "from tslab.sweep import SweepResult\nfrom tslab.widgets import SweepChart\n"
+    "SweepChart(SweepResult.load('data/h200_gemm_sweep.jsonl'), x='smem_bytes', y='tflops')",
 ]
 
 
@@ -51,8 +54,9 @@ def test_the_widgets_fit_at_1600_and_1000_px(lab, lab_page):
 def _fit(lab, page) -> None:
     _put_notebook(lab, "layout_check.ipynb")
     open_and_run(page, lab, "layout_check.ipynb")
-    studio, replay, bench = (page.locator(s).first for s in (".tslab-studio", ".tslab-replay", ".tslab-bench-panel"))
-    for part in (studio, replay, bench):
+    studio, replay, bench, sweep = (page.locator(s).first for s in (".tslab-studio", ".tslab-replay",
+                                                                     ".tslab-bench-panel", ".tslab-sweep-chart"))
+    for part in (studio, replay, bench, sweep):
         part.wait_for(timeout=120_000)
     studio.locator(".tslab-map").first.wait_for(timeout=60_000)
     replay.locator(".tslab-player").first.wait_for(timeout=60_000)
@@ -66,6 +70,7 @@ def _fit(lab, page) -> None:
         problems += _check(page, ".tslab-studio", "studio-schedules", width)
         problems += _check(page, ".tslab-replay", "replay", width)
         problems += _check(page, ".tslab-bench-panel", "bench", width)
+        problems += _check(page, ".tslab-sweep-chart", "sweep", width)
     if bench.locator(".tslab-bench-status", has_text="No GPU here").count():
         if bench.get_by_text("no GPU here: compile results only").count() != 1:
             problems.append("bench: no note that without a GPU there are compile results only")

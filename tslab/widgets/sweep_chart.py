@@ -66,6 +66,7 @@ class SweepChart(widgets.VBox):
     def __init__(self, source: SweepResult | Design | str | Path, *, x: str | None = None, y: str | None = None,
                  width: int = 760) -> None:
         super().__init__()
+        self.add_class("tslab-sweep-chart")
         self._path = Path(source) if isinstance(source, (str, Path)) else None
         if isinstance(source, Design):
             source = SweepResult(source, [], [], measure="live")
