@@ -9,11 +9,10 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from typing import Any
 
 from .targets import Target
-from .worker import report_partial
+from .worker import capture_fds, report_partial
 
 
 def _target(data: dict[str, Any]) -> Target:
@@ -29,31 +28,6 @@ def compile_target(t: Target, sms: int, options: str) -> Any:
 
     with t.edits_applied():
         return cute.compile(t.module.launch, *_fake(t), *t.launch_constants(sms), options=options)
-
-
-@contextlib.contextmanager
-def _capture_fds() -> Iterator[list[str]]:
-    """Capture what C and Python write to fds 1 and 2 (ptxas remarks), then echo it to the worker log."""
-    out: list[str] = []
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    with tempfile.TemporaryFile(mode="w+b") as fh:
-        os.dup2(fh.fileno(), 1)
-        os.dup2(fh.fileno(), 2)
-        try:
-            yield out
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
-            fh.seek(0)
-            text = fh.read().decode(errors="replace")
-            out.append(text)
-            sys.stderr.write(text)
 
 
 def _cutlass_dtype(name: str) -> Any:
@@ -125,7 +99,7 @@ def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
     """Compile for ``arch`` with fake tensors; PTX, cubin and ptxas' resource report."""
     t = _target(target)
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as scratch, _capture_fds() as log:
+    with tempfile.TemporaryDirectory() as scratch, capture_fds(echo=True) as log:
         # --keep-ptx/--keep-cubin also write files; send them to a scratch folder, not the working directory.
         options = f"{_options(arch, True)} --dump-dir {scratch}"
         fn = compile_target(t, sms, options)

@@ -164,16 +164,18 @@ def run_job(
 
 
 @contextlib.contextmanager
-def _quiet_fds() -> Iterator[None]:
-    """Send what C and Python write to fds 1 and 2 (ptxas remarks) to a scratch file while active."""
+def capture_fds(*, echo: bool) -> Iterator[list[str]]:
+    """Capture what C and Python write to fds 1 and 2 (ptxas remarks) while active; the text is appended to the
+    yielded list on exit, and written to stderr too when ``echo`` (a worker's log keeps it)."""
+    out: list[str] = []
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
-    with tempfile.TemporaryFile() as scratch:
-        os.dup2(scratch.fileno(), 1)
-        os.dup2(scratch.fileno(), 2)
+    with tempfile.TemporaryFile(mode="w+b") as fh:
+        os.dup2(fh.fileno(), 1)
+        os.dup2(fh.fileno(), 2)
         try:
-            yield
+            yield out
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -181,13 +183,17 @@ def _quiet_fds() -> Iterator[None]:
             os.dup2(saved[1], 2)
             os.close(saved[0])
             os.close(saved[1])
+            fh.seek(0)
+            out.append(fh.read().decode(errors="replace"))
+            if echo:
+                sys.stderr.write(out[-1])
 
 
 def _run_here(job: str, kwargs: dict[str, Any], what: str, error: type[GpuError]) -> Any:
     """``job(**kwargs)`` in this process, quietly, its errors mapped as a worker's are (no crash or time guard)."""
     module, name = job.split(":")
     try:
-        with _quiet_fds():
+        with capture_fds(echo=False):
             return getattr(importlib.import_module(module), name)(**kwargs)
     except Exception as exc:
         kind, text = type(exc).__name__, " ".join(str(exc).split())[:4000]
