@@ -56,6 +56,15 @@ def chart_data(result: SweepResult, x: str, y: str) -> dict[str, Any]:
             "pruned": by_reason, "summary": result.summary()}
 
 
+#: Pruned points listed by name per reason; the rest are counted (the table's ``points`` column has them all).
+LISTED = 4
+
+
+def _first(points: list[str]) -> str:
+    more = len(points) - LISTED
+    return "; ".join(points[:LISTED]) + (f"; and {more} more" if more > 0 else "")
+
+
 class SweepChart(widgets.VBox):
     """A sweep's points: a scatter (axis menus), the pruned table, and the Studio of the clicked point.
 
@@ -64,7 +73,7 @@ class SweepChart(widgets.VBox):
     """
 
     def __init__(self, source: SweepResult | Design | str | Path, *, x: str | None = None, y: str | None = None,
-                 width: int = 760) -> None:
+                 width: int = 540) -> None:
         super().__init__()
         self.add_class("tslab-sweep-chart")
         self._path = Path(source) if isinstance(source, (str, Path)) else None
@@ -74,6 +83,7 @@ class SweepChart(widgets.VBox):
         self._rows = self.result.table.to_dict("records")
         self._auto_axes = x is None and y is None  # follow the data (registers arrive after the first compile)
         self.x, self.y = x or default_axes(self.result.table)[0], y or default_axes(self.result.table)[1]
+        # A fixed width: plotly draws an autosized FigureWidget 700 px wide, past a notebook at 1000 px.
         self.figure = go.FigureWidget(layout={"width": width, "height": 420, "margin": {"t": 30},
                                               "legend": {"title": {"text": "status"}}})
         self._x_menu = widgets.Dropdown(description="x", options=(), value=None)
@@ -174,7 +184,7 @@ class SweepChart(widgets.VBox):
             if trace.customdata is not None:
                 trace.on_click(self._clicked)
         rows = "".join(f"<tr><td>{html.escape(p['reason'])}</td><td>{p['count']}</td>"
-                       f"<td>{html.escape('; '.join(p['points']))}</td><td>{html.escape(p['example'])}</td></tr>"
+                       f"<td>{html.escape(_first(p['points']))}</td><td>{html.escape(p['example'])}</td></tr>"
                        for p in data["pruned"])
         self._pruned.value = ("<table class='tslab-sweep-pruned'><tr><th>reason</th><th>points</th><th>which</th>"
                               f"<th>TS says (first)</th></tr>{rows}</table>" if rows else "<i>none</i>")
