@@ -73,3 +73,13 @@ def test_export_writes_a_package(panel, tmp_path):
     path = panel.export(tmp_path / "tma_copy_pkg")
     assert path is not None, panel.last_error
     assert (path / "design.json").is_file() and (path / "kernel.o").is_file()
+
+
+def test_the_gemm_compiles_in_the_panel_and_an_over_full_ring_is_refused():
+    p = BenchPanel("gemm_sm90", arch="sm_90a", shape=(4096, 4096, 4096))
+    compiled = p.compile()
+    assert compiled is not None, p.last_error
+    assert compiled.spills == 0 and "wgmma.mma_async" in compiled.ptx and "SAFE" in p._compile_view.value
+    p.set_param("stages", 4)  # 256-wide tiles: four stages and the C tile exceed 227 KiB
+    assert p.compile() is None and "CAPACITY" in p.last_error
+    assert p.run() is None  # the 3-stage kernel compiled before the edit is not run in its place
