@@ -154,13 +154,17 @@ def run_job(
         os.unlink(log_path)
         return message[1]
     _, kind, text, trace = message
+    raise _job_error(what, kind, text, error,
+                     f"failed in the worker: {kind}: {text}\n--- worker traceback ---\n{trace.strip()[-_LOG_TAIL:]}")
+
+
+def _job_error(what: str, kind: str, text: str, error: type[GpuError], detail: str) -> Exception:
+    """The error a job that raised ``kind: text`` stands for: out of memory, one passed through, or ``error``."""
     if is_out_of_memory(kind, text):
-        raise out_of_memory_error(what, text)
+        return out_of_memory_error(what, text)
     if kind in _PASS_THROUGH:
-        raise _PASS_THROUGH[kind](text)
-    raise error(
-        f"{what} failed in the worker: {kind}: {text}\n--- worker traceback ---\n{trace.strip()[-_LOG_TAIL:]}"
-    )
+        return _PASS_THROUGH[kind](text)
+    return error(f"{what} {detail}")
 
 
 @contextlib.contextmanager
@@ -197,11 +201,7 @@ def _run_here(job: str, kwargs: dict[str, Any], what: str, error: type[GpuError]
             return getattr(importlib.import_module(module), name)(**kwargs)
     except Exception as exc:
         kind, text = type(exc).__name__, " ".join(str(exc).split())[:4000]
-        if is_out_of_memory(kind, text):
-            raise out_of_memory_error(what, text) from exc
-        if kind in _PASS_THROUGH:
-            raise _PASS_THROUGH[kind](text) from exc
-        raise error(f"{what} failed: {kind}: {text}") from exc
+        raise _job_error(what, kind, text, error, f"failed: {kind}: {text}") from exc
 
 
 def _kept(partial: list[Any]) -> str:
