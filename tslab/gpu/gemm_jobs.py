@@ -10,6 +10,7 @@ import json
 import time
 from typing import Any
 
+from .jobs import compile_target, tensor_marks
 from .targets import Target
 
 #: H200 (SXM) dense fp16/bf16 tensor-core peak, TFLOP/s (datasheet).
@@ -59,8 +60,6 @@ _COMPILED: dict[str, Any] = {}
 
 def compiled(t: Target, sms: int, arch: str) -> Any:
     """The target compiled with its edits applied; a dynamic target compiles once per worker for all shapes."""
-    from .jobs import compile_target
-
     key = dict(t.to_dict(), shape=None) if t.dynamic else t.to_dict()
     key_text = json.dumps([key, sms, arch], sort_keys=True)
     if key_text not in _COMPILED:
@@ -68,11 +67,11 @@ def compiled(t: Target, sms: int, arch: str) -> Any:
     return _COMPILED[key_text]
 
 
-def _args(t: Target, a: Any, b: Any, c: Any, stream: Any) -> tuple:
+def _args(marks: Any, a: Any, b: Any, c: Any, stream: Any) -> tuple:
+    """Kernel arguments for ``(a, b, c)``, marked as :func:`tslab.gpu.jobs.tensor_marks` says."""
     from .args import tensor_args
-    from .jobs import tensor_marks
 
-    return (*tensor_args((a, b, c), tensor_marks(t)), stream)
+    return (*tensor_args((a, b, c), marks), stream)
 
 
 def run(t: Target, *, seed: int, sms: int, arch: str, stream: Any) -> dict[str, Any]:
@@ -85,7 +84,7 @@ def run(t: Target, *, seed: int, sms: int, arch: str, stream: Any) -> dict[str, 
     started = time.perf_counter()
     fn = compiled(t, sms, arch)
     compile_s = time.perf_counter() - started
-    fn(*_args(t, a, b, c, stream))
+    fn(*_args(tensor_marks(t), a, b, c, stream))
     torch.cuda.synchronize()
     result = {**check(a, b, c), "compile_seconds": compile_s, "shape": list(t.shape), "dtype": t.dtype}
     if result["unwritten"] or not result["rel_error"] <= tolerance(result, t.dtype):
@@ -107,7 +106,8 @@ def time_target(t: Target, *, sms: int, arch: str, stream: Any, repeats: int, it
     count = get_workspace_count(nbytes, warmup, iterations)
     sets = [operands(t.shape, t.dtype, 1000 + w) for w in range(count)]
     fn = compiled(t, sms, arch)
-    kernel_ws = [JitArguments(*_args(t, a, b, c, stream)) for a, b, c in sets]
+    marks = tensor_marks(t)
+    kernel_ws = [JitArguments(*_args(marks, a, b, c, stream)) for a, b, c in sets]
     fn(*kernel_ws[0].args)
     torch.cuda.synchronize()
     result = check(*sets[0])
