@@ -39,8 +39,7 @@ def export(
     """Write the package ``path`` (its folder name is the import name); returns the folder.
 
     ``shape``: None compiles with runtime extents, for every shape the kernel accepts; a shape exports for
-    that one shape. ``sms`` sizes the persistent grid baked
-    into the kernel (default: the arch's usual count).
+    that one shape. ``sms`` sizes the persistent grid baked into the kernel (default: the arch's usual count).
     """
     require_arch(arch, f"export of '{getattr(design, 'kernel', design)}'")
     out = Path(path)

@@ -489,7 +489,7 @@ def design(**params: Any):
 
 def __getattr__(name: str) -> Any:
     # The GPU entry points live in their own module; reached lazily so a CPU check imports no launch code.
-    if name in ("launch", "launch_constants", "fake_args", "run", "DYNAMIC_DIVISIBILITY"):
+    if name in ("launch", "launch_constants", "fake_args", "run"):
         from . import gemm_sm90_launch
 
         return getattr(gemm_sm90_launch, name)
