@@ -7,6 +7,7 @@ cooperative, cluster 1x1) is loaded from a local copy when ``--baseline PATH`` n
 tslab.
 
     python benchmarks/gemm.py --baseline .baseline/dense_gemm.py [--shapes 4096,4096,4096 ...] [--json out.json]
+        [--variant cluster_m=2] [--baseline-cluster 2,1]
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ def _tflops(flops: int, times_us: list[float]) -> dict[str, float]:
 
 
 def time_baseline(path: str, shape: tuple[int, int, int], dtype: str, *, repeats: int, iterations: int,
-                  warmup: int) -> list[float]:
-    """Microseconds per call of CuTe DSL's Hopper GEMM example (128x256, cluster 1x1) on fresh inputs."""
+                  warmup: int, cluster: tuple[int, int] = (1, 1)) -> list[float]:
+    """Microseconds per call of CuTe DSL's Hopper GEMM example (128x256, cluster ``cluster``) on fresh inputs."""
     import cutlass
     import torch
     from cuda.bindings import driver as cu
@@ -60,7 +61,7 @@ def time_baseline(path: str, shape: tuple[int, int, int], dtype: str, *, repeats
         c = torch.empty((m, n), device="cuda", dtype=tdt)
         sets.append((a, b, c, cute3(a), cute3(b), cute3(c)))
     stream = cu.CUstream(torch.cuda.current_stream().cuda_stream)
-    gemm = mod.HopperWgmmaGemmKernel(cutlass.Float32, (128, 256), (1, 1))
+    gemm = mod.HopperWgmmaGemmKernel(cutlass.Float32, (128, 256), cluster)
     fn = cute.compile(gemm, *sets[0][3:], stream)
     fn(*sets[0][3:], stream)
     torch.cuda.synchronize()
@@ -88,21 +89,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--json", help="write every row here")
+    parser.add_argument("--baseline-cluster", default="1,1", help="the example's cluster shape M,N (default 1,1)")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="also time gemm_sm90 with these params over --param, e.g. cluster_m=2 (NAME=VALUE,...)")
     parser.add_argument("--dynamic", action="store_true",
                         help="also time the kernel compiled with runtime M, N, K (what an export holds)")
     args = parser.parse_args(argv)
 
     from tslab.gpu.device import device
-    from tslab.gpu.gemm_jobs import H200_DENSE_PEAK_TFLOPS, flops
+    from tslab.gpu.gemm_jobs import flops
     from tslab.gpu.jobs import _gemm_time
     from tslab.gpu.targets import resolve
     from tslab.kernels import gemm_sm90
 
     shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else SHAPES
-    params: dict[str, Any] = {}
-    for kv in args.param:
-        key, value = kv.split("=", 1)
-        params[key] = int(value) if value.lstrip("-").isdigit() else {"True": True, "False": False}.get(value, value)
+    params = _params(args.param)
+    variants = {label: _params(label.split(",")) for label in args.variant}
+    cluster = tuple(int(v) for v in args.baseline_cluster.split(","))
     print(f"device: {device()}", flush=True)
     rows = []
     for dtype in args.dtypes:
@@ -118,15 +121,28 @@ def main(argv: list[str] | None = None) -> int:
                 row = _gemm_time(dynamic, repeats=args.repeats, iterations=args.iterations, warmup=args.warmup,
                                  baseline=None)
                 out["tslab_dynamic"] = _tflops(flops(shape), row["kernel_us"])
+            for label, extra in variants.items():
+                variant = gemm_sm90.design(**{**params, **extra, "dtype": short})
+                row = _gemm_time(resolve(variant, shape, dtype), repeats=args.repeats, iterations=args.iterations,
+                                 warmup=args.warmup, baseline=None)
+                out.setdefault("variants", {})[label] = _tflops(flops(shape), row["kernel_us"])
             if args.baseline:
                 us = time_baseline(args.baseline, shape, dtype, repeats=args.repeats, iterations=args.iterations,
-                                   warmup=args.warmup)
+                                   warmup=args.warmup, cluster=cluster)
                 out["cute_example"] = _tflops(flops(shape), us)
             rows.append(out)
             print(json.dumps(out), flush=True)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)
+    _print_table(rows, list(variants))
+    return 0
+
+
+def _print_table(rows: list[dict[str, Any]], variants: list[str]) -> None:
+    """The medians (p10-p90) and ratios of every row; then each variant against the default."""
+    from tslab.gpu.gemm_jobs import H200_DENSE_PEAK_TFLOPS
+
     print(f"\n{'dtype':5} {'M,N,K':>18} {'tslab':>14} {'dynamic':>14} {'torch.mm':>14} {'CuTe ex.':>14} "
           f"{'x torch':>7} {'x CuTe':>7} {'% peak':>6}")
     def cell(r: dict[str, Any], name: str) -> str:
@@ -140,7 +156,23 @@ def main(argv: list[str] | None = None) -> int:
               f"{cell(r, 'tslab_dynamic'):>14} {cell(r, 'torch'):>14} "
               f"{cell(r, 'cute_example'):>14} {r['tslab']['median'] / r['torch']['median']:7.3f} {vs_ex} "
               f"{100 * r['tslab']['median'] / H200_DENSE_PEAK_TFLOPS:6.1f}")
-    return 0
+    for label in variants:
+        print(f"\nvariant {label}:")
+        for r in rows:
+            v, ex = r["variants"][label], r.get("cute_example")
+            vs_ex = f"{v['median'] / ex['median']:7.3f}" if ex else f"{'-':>7}"
+            print(f"{r['dtype']:5} {','.join(map(str, r['shape'])):>18} {cell(r['variants'], label):>14} "
+                  f"x default {v['median'] / r['tslab']['median']:6.3f}  "
+                  f"x torch {v['median'] / r['torch']['median']:6.3f}  x CuTe {vs_ex}")
+
+
+def _params(pairs: list[str]) -> dict[str, Any]:
+    """``["NAME=VALUE", ...]`` as design params (ints and booleans parsed)."""
+    params: dict[str, Any] = {}
+    for kv in pairs:
+        key, value = kv.split("=", 1)
+        params[key] = int(value) if value.lstrip("-").isdigit() else {"True": True, "False": False}.get(value, value)
+    return params
 
 
 if __name__ == "__main__":

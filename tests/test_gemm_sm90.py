@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import tslab
@@ -22,6 +24,31 @@ def test_aliased_variant_saves_the_c_tile_and_is_safe():
     assert v.status == "SAFE" and v.alias_savings == 128 * 128 * 2
 
 
+@pytest.mark.parametrize("params", [{"cluster_m": 2}, {"cluster_m": 2, **gemm_sm90.ALIASED}])
+def test_clusters_of_two_release_each_stage_to_both_blocks(params):
+    """In a pair, each MMA warp releases a stage in both blocks (one lane each): TS checks that count."""
+    d = gemm_sm90.design(**params)
+    assert tslab.check(d).status == "SAFE"
+    ring = d.pipelines()["smem_ab"]
+    warps = 4 * d.params["mma_warpgroups"]
+    assert ring["cta_layout_vmnk"] == [1, 2, 1, 1] and ring["consumer_group"]["size"] == 2 * warps
+
+
+ALL_THREADS = {"consumer_group": {"agent": "Thread", "size": 256}}
+
+
+@pytest.mark.parametrize(("params", "edit", "match"), [
+    # TS accepts an all-thread release; in a pair it frees only the releasing block's stage: refused by tslab.
+    ({"cluster_m": 2}, ALL_THREADS, "consumer_group.size=256 in a cluster of 2"),
+    ({"cluster_m": 2}, {"cta_layout_vmnk": None}, "does not match the cluster the kernel launches"),
+    ({}, {"cta_layout_vmnk": [1, 2, 1, 1], "consumer_group": {"agent": "Thread", "size": 16}},
+     r"cluster_m=1: None"),
+])
+def test_ring_edits_that_break_the_cluster_are_invalid(params, edit, match):
+    v = tslab.check(gemm_sm90.design(**params).with_pipeline("smem_ab", **edit))
+    assert v.status == "INVALID" and any(re.search(match, e.message) for e in v.errors), v.errors
+
+
 @pytest.mark.parametrize(("params", "match"), [
     ({"persistent": True, "epilogue": "aliased"}, "param 'epilogue'.*persistent=True"),
     ({"tile_k": 32}, "param 'tile_k'"),
@@ -30,7 +57,7 @@ def test_aliased_variant_saves_the_c_tile_and_is_safe():
     ({"tile_n": 96}, "param 'tile_n'"),
     ({"tile_m": 128, "tile_n": 256, "mma_warpgroups": 1}, "256 fp32 accumulator registers"),
     ({"stages": 1}, "param 'stages'"),
-    ({"cluster_m": 2}, "param 'cluster_m'.*not built yet"),
+    ({"cluster_m": 4}, "param 'cluster_m'.*not 1 or 2"),
     ({"dtype": "fp32"}, "param 'dtype'"),
     ({"raster": "rows"}, "did you mean 'row'"),
 ])

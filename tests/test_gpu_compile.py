@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -66,6 +67,20 @@ def test_gemm_sm90_compiles_to_wgmma_and_tma_without_spills(epilogue):
     ring = stages * (128 + 256) * 64 * 2
     epi = 0 if epilogue == "aliased" else 128 * 256 * 2
     assert k.smem_bytes == ring + epi + k.verdict.barrier_bytes
+
+
+def test_gemm_sm90_cluster_pair_multicasts_b_and_syncs_the_cluster():
+    k = gpu.compile(gemm_sm90.design(cluster_m=2), arch="sm_90a", shape=(1000, 1000, 1000))
+    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\S*\.multicast::cluster", k.ptx)
+    assert "barrier.cluster.arrive" in k.ptx and "barrier.cluster.wait" in k.ptx
+    assert "mapa.shared::cluster" in k.ptx and "mbarrier.arrive.shared::cluster" in k.ptx  # peer releases
+    assert k.spills == 0
+
+
+def test_gemm_sm90_refuses_an_all_thread_release_in_a_cluster():
+    design = gemm_sm90.design(cluster_m=2).with_pipeline("smem_ab", consumer_group={"agent": "Thread", "size": 256})
+    with pytest.raises(gpu.UnsafeDesignError, match=r"consumer_group\.size=256 in a cluster of 2"):
+        gpu.compile(design, arch="sm_90a")
 
 
 def test_gemm_sm90_refuses_a_k_that_tma_cannot_take():

@@ -18,6 +18,8 @@ SHAPES = [
     (255, 520, 1000), (1000, 1000, 1000), (777, 1024, 4104), (2048, 8, 64), (8, 4096, 128),
     (1234, 2000, 3000), (3000, 4200, 520),
 ]
+#: One block per tile, the C tile aliased with the A/B ring: the configuration every shape is checked in.
+ONE_TILE_PER_BLOCK = {"persistent": False, "epilogue": "aliased", "stages": 4}
 VARIANTS = [
     ({"persistent": False, "epilogue": "dedicated", "stages": 3}, (1000, 1000, 1000)),
     ({"persistent": False, "epilogue": "aliased", "mma_warpgroups": 1, "tile_n": 128}, (777, 1024, 4104)),
@@ -28,11 +30,13 @@ VARIANTS = [
     ({"persistent": True, "epilogue": "dedicated", "stages": 3}, (3000, 4200, 520)),
     ({"persistent": True, "epilogue": "dedicated", "stages": 3, "raster": "row"}, (777, 1024, 4104)),
     ({"persistent": True, "epilogue": "dedicated", "stages": 3, "dtype": "bf16"}, (4096, 4096, 4096)),
+    ({"cluster_m": 2}, (4096, 4096, 4096)),
+    ({"cluster_m": 2}, (777, 1024, 4104)),  # 7 tile rows: the last cluster's second block is past the edge
+    ({"cluster_m": 2, "raster": "row", "dtype": "bf16"}, (3000, 4200, 520)),
+    ({"cluster_m": 2, **ONE_TILE_PER_BLOCK}, (1234, 2000, 3000)),
+    ({"cluster_m": 2, **ONE_TILE_PER_BLOCK, "raster": "row"}, (100, 200, 56)),
 ]
 
-
-#: One block per tile, the C tile aliased with the A/B ring: the configuration every shape is checked in.
-ONE_TILE_PER_BLOCK = {"persistent": False, "epilogue": "aliased", "stages": 4}
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
@@ -63,3 +67,17 @@ def test_one_dynamic_compile_serves_every_shape(dtype):
             out = _gemm_run(target, seed=sum(shape))
             assert out["unwritten"] == 0 and out["rel_error"] <= tolerance(out, out["dtype"]), (shape, out)
     assert len(gemm_jobs._COMPILED) - before == 2
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_clusters_of_two_serve_every_shape(dtype):
+    """Pairs of blocks sharing B by TMA multicast, persistent and one tile per block, runtime M, N, K: correct
+    on every shape above, including odd numbers of tile rows (a block past the edge still loads its half of B)."""
+    import dataclasses
+
+    for params in ({"cluster_m": 2}, {"cluster_m": 2, **ONE_TILE_PER_BLOCK}):
+        design = gemm_sm90.design(dtype=dtype, **params)
+        for shape in [*SHAPES, (1, 64, 64), (130, 8192, 8192)]:
+            target = dataclasses.replace(resolve(design, (2, *shape[1:])), shape=shape, dynamic=True)
+            out = _gemm_run(target, seed=sum(shape))
+            assert out["unwritten"] == 0 and out["rel_error"] <= tolerance(out, out["dtype"]), (params, shape, out)

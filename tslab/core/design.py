@@ -245,10 +245,12 @@ class Design:
         return self._source.knobs() if self.is_captured else {}
 
     def consistency_issues(self) -> list[Any]:
-        """Issues where what the kernel builds differs from the edit asked for (``unfaithful-edit``)."""
-        if not self.is_captured:
-            return []
-        return self._source.faithfulness(self._edits())
+        """Issues where what the kernel builds differs from the edit asked for (``unfaithful-edit``), and the
+        kernel's own rules TS cannot see (a catalog kernel's ``consistency_issues(params, pipelines)``)."""
+        if self.is_captured:
+            return self._source.faithfulness(self._edits())
+        rules = None if self._source is not None else getattr(kernel_module(self._kernel), "consistency_issues", None)
+        return [] if rules is None else rules(self.params, self.pipelines())
 
     def _edits(self) -> Any:
         from .construction import Edits

@@ -57,7 +57,7 @@ from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, s
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..core.blueprint import Blueprint
-from ..errors import DesignError, did_you_mean
+from ..errors import DesignError, Issue, did_you_mean
 
 NAME = "gemm_sm90"
 SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> stmatrix epilogue -> TMA store, persistent"
@@ -71,6 +71,8 @@ ALIASED: dict[str, Any] = {"tile_n": 128, "mma_warpgroups": 1, "stages": 4, "per
 DTYPE_BYTES = {"fp16": 2, "bf16": 2}
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 RASTERS = ("grouped", "row")
+#: Blocks per cluster along M: a pair of blocks computes two M-adjacent tiles and multicasts each B tile to both.
+CLUSTERS = (1, 2)
 EPILOGUES = ("aliased", "dedicated")
 #: Rows of tiles a ``raster='grouped'`` block order walks before moving right (L2 reuse of B).
 RASTER_GROUP = 8
@@ -119,9 +121,43 @@ def validate(params: dict[str, Any]) -> None:
         raise bad("epilogue", "epilogue='aliased' with persistent=True: the load task fills the next tile's A/B "
                   "stages while the store still reads the C tile staged over them",
                   "use epilogue='dedicated' with persistent=True (or persistent=False to alias)")
-    if p["cluster_m"] != 1:
-        raise bad("cluster_m", f"cluster_m={p['cluster_m']!r}: clusters with TMA multicast are not built yet",
-                  "use cluster_m=1")
+    if p["cluster_m"] not in CLUSTERS:
+        raise bad("cluster_m", f"cluster_m={p['cluster_m']!r} is not 1 or 2",
+                  "use cluster_m=2 for pairs of blocks along M that share each B tile by TMA multicast, else 1")
+
+
+def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, Any]]) -> list[Issue]:
+    """What TS's checks, which see one block, cannot: the A/B ring's barriers must match the cluster launched.
+
+    With ``cluster_m`` = 2 each B tile is multicast into both blocks, so a stage may be refilled only when both
+    have released it: ``smem_ab`` needs ``cta_layout_vmnk`` (1, 2, 1, 1) and one release lane per MMA warp per
+    block (``consumer_group.size`` = 2 x MMA warps). TS also accepts an all-thread release (every MMA thread
+    releases its own block's stage only), which would let one block's loads overwrite a stage its peer is
+    still reading. Alone (``cluster_m`` = 1), a cluster layout would release stages in blocks that do not exist.
+    """
+    cfg = pipelines.get("smem_ab")
+    if cfg is None:
+        return []
+    cm = params["cluster_m"]
+    want_layout = None if cm == 1 else [1, cm, 1, 1]
+    layout = cfg.get("cta_layout_vmnk")
+    layout = None if layout is None or (list(layout) == [1, 1, 1, 1] and cm == 1) else list(layout)
+    issues = []
+    if layout != want_layout:
+        issues.append(Issue("invalid-config", "resource 'smem_ab'",
+                            f"cta_layout_vmnk={cfg.get('cta_layout_vmnk')!r} does not match the cluster the kernel "
+                            f"launches (cluster_m={cm}: {want_layout!r})",
+                            "change the kernel's cluster_m param instead of the ring's cluster layout"))
+    warps = 4 * params["mma_warpgroups"]
+    size = cfg.get("consumer_group", {}).get("size")
+    if cm > 1 and size != cm * warps:
+        issues.append(Issue("invalid-config", "resource 'smem_ab'",
+                            f"consumer_group.size={size} in a cluster of {cm}: each stage's B tile is multicast "
+                            f"into all {cm} blocks, so each of the {warps} MMA warps must release it in every block "
+                            f"({cm} x {warps} = {cm * warps} arrivals); an all-thread release frees only its own "
+                            "block's stage and the peer's next load would overwrite data still being read",
+                            f"set consumer_group.size={cm * warps}, or cluster_m=1"))
+    return issues
 
 
 @cute.jit
@@ -130,19 +166,26 @@ def tile_coords(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
     if cutlass.const_expr(geo.persistent):
         m, n, _ = stage_info.work_tile.tile_idx
         return m, n
-    return block_tile(geo.tiles_m, geo.tiles_n, geo.raster)
+    if cutlass.const_expr(geo.cluster_m == 1):
+        bid, _, _ = cute.arch.block_idx()
+        return block_tile(bid, geo.tiles_m, geo.tiles_n, geo.raster, RASTER_GROUP)
+    # Clusters: grid (cluster_m, clusters); a cluster takes cluster_m M-adjacent tiles of one column.
+    rank, cluster, _ = cute.arch.block_idx()
+    pm, n = block_tile(cluster, (geo.tiles_m + geo.cluster_m - 1) // geo.cluster_m, geo.tiles_n, geo.raster,
+                       RASTER_GROUP // geo.cluster_m)
+    return pm * geo.cluster_m + rank, n
 
 
 @cute.jit
-def block_tile(tiles_m: cutlass.Constexpr, tiles_n: cutlass.Constexpr, raster: cutlass.Constexpr) -> tuple:
-    """(m, n) tile of this block: ``row`` walks N fastest; ``grouped`` walks ``RASTER_GROUP`` M-tiles per column."""
-    bid, _, _ = cute.arch.block_idx()
+def block_tile(bid: cutlass.Int32, tiles_m: cutlass.Constexpr, tiles_n: cutlass.Constexpr,
+               raster: cutlass.Constexpr, group: cutlass.Constexpr) -> tuple:
+    """(m, n) tile of block ``bid``: ``row`` walks N fastest; ``grouped`` walks ``group`` M-tiles per column."""
     m = bid // tiles_n
     n = bid % tiles_n
     if cutlass.const_expr(raster == "grouped"):
-        per_group = RASTER_GROUP * tiles_n
-        first_m = bid // per_group * RASTER_GROUP
-        rows = cutlass.min(tiles_m - first_m, RASTER_GROUP)
+        per_group = group * tiles_n
+        first_m = bid // per_group * group
+        rows = cutlass.min(tiles_m - first_m, group)
         m = first_m + bid % per_group % rows
         n = bid % per_group // rows
     return m, n
@@ -166,6 +209,7 @@ class Geometry:
     raster: str
     dtype: Any
     persistent: bool = False
+    cluster_m: int = 1
     a_layout: Any = None
     b_layout: Any = None
     epi_layout: Any = None
@@ -227,11 +271,19 @@ class SmemAB(MemoryResource):
         gB = cute.local_tile(self.mB, (self.tile_n, self.tile_k), (n, None))
         tAsA, tAgA = cute.nvgpu.cpasync.tma_partition(self.tma_atom_a, 0, cute.make_layout(1),
                                                       cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
-        tBsB, tBgB = cute.nvgpu.cpasync.tma_partition(self.tma_atom_b, 0, cute.make_layout(1),
-                                                      cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
         bar = cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr().toint(), cute.AddressSpace.smem)
         cute.copy(self.tma_atom_a, tAgA[(None, k)], tAsA[(None, stage_info.stage_idx)], tma_bar_ptr=bar)
-        cute.copy(self.tma_atom_b, tBgB[(None, k)], tBsB[(None, stage_info.stage_idx)], tma_bar_ptr=bar)
+        if cutlass.const_expr(geo.cluster_m == 1):
+            tBsB, tBgB = cute.nvgpu.cpasync.tma_partition(self.tma_atom_b, 0, cute.make_layout(1),
+                                                          cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+            cute.copy(self.tma_atom_b, tBgB[(None, k)], tBsB[(None, stage_info.stage_idx)], tma_bar_ptr=bar)
+        else:
+            # The cluster's blocks share this B tile: each loads its 1/cluster_m slice and multicasts it to all.
+            rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+            tBsB, tBgB = cute.nvgpu.cpasync.tma_partition(self.tma_atom_b, rank, cute.make_layout(geo.cluster_m),
+                                                          cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+            cute.copy(self.tma_atom_b, tBgB[(None, k)], tBsB[(None, stage_info.stage_idx)], tma_bar_ptr=bar,
+                      mcast_mask=cutlass.Int16((1 << geo.cluster_m) - 1))
 
     @cute.jit
     def _mma_stage(self, stage_info: StageInfo, first: cutlass.Constexpr[bool]) -> None:
@@ -358,6 +410,18 @@ def _threads(n: int) -> pipeline.CooperativeGroup:
     return pipeline.CooperativeGroup(pipeline.Agent.Thread, n)
 
 
+def _ab_pipeline(p: dict[str, Any], nbytes: int, mma_threads: int) -> PipelineConfig:
+    """The A/B ring's TmaAsync config. Alone, every MMA thread releases a stage; in a cluster of ``cluster_m``
+    blocks along M, a stage's B tile comes from all of them, so one lane per MMA warp per block in the cluster
+    releases it in each block (CUTLASS's per-warp release), and each block's barrier counts them all."""
+    stage_bytes = (p["tile_m"] + p["tile_n"]) * p["tile_k"] * nbytes
+    cm = p["cluster_m"]
+    consumers = mma_threads if cm == 1 else cm * mma_threads // 32
+    return PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=p["stages"], num_bytes=stage_bytes, producer_group=_threads(1), consumer_group=_threads(consumers),
+        cta_layout_vmnk=None if cm == 1 else (1, cm, 1, 1), advance_on_wait=True)
+
+
 def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" = None,
                gpu: "dict[str, Any] | None" = None) -> Blueprint:
     """Resources and tasks of the GEMM over ``k_tiles`` K tiles. Shared by :func:`build` and the GPU kernel."""
@@ -370,9 +434,7 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
     smem_ab = SmemAB(name="smem_ab", tile_m=p["tile_m"], tile_n=p["tile_n"], tile_k=p["tile_k"], element_bytes=nbytes,
                      geo=geo, tma_atom_a=gpu.get("tma_atom_a"), tma_atom_b=gpu.get("tma_atom_b"), mA=gpu.get("mA"),
                      mB=gpu.get("mB"), tiled_mma=gpu.get("tiled_mma"), acc=gpu.get("acc"),
-                     pipeline_config=PipelineConfig.create_tma_async_pipeline_cfg(
-                         num_stages=p["stages"], num_bytes=(p["tile_m"] + p["tile_n"]) * p["tile_k"] * nbytes,
-                         producer_group=_threads(1), consumer_group=_threads(mma_threads), advance_on_wait=True))
+                     pipeline_config=_ab_pipeline(p, nbytes, mma_threads))
     smem_epi = SmemEpilogue(name="smem_epi", tile_m=p["tile_m"], tile_n=p["tile_n"], element_bytes=nbytes,
                             mma_threads=mma_threads, aliased=p["epilogue"] == "aliased", ab=smem_ab,
                             pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(

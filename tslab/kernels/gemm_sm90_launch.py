@@ -70,8 +70,8 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
     a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype)
     geo = Geometry(tiles_m=(m + p["tile_m"] - 1) // p["tile_m"], tiles_n=(n + p["tile_n"] - 1) // p["tile_n"],
                    k_tiles=(k + p["tile_k"] - 1) // p["tile_k"], raster=p["raster"], dtype=dtype,
-                   persistent=p["persistent"], a_layout=a_layout, b_layout=b_layout, epi_layout=epi_layout,
-                   epi_tile=epi_tile)
+                   persistent=p["persistent"], cluster_m=p["cluster_m"], a_layout=a_layout, b_layout=b_layout,
+                   epi_layout=epi_layout, epi_tile=epi_tile)
     scheduler = None
     if cutlass.const_expr(p["persistent"]):
         from cutlass.experimental.task_scheduling.resources import TileSchedulerConfig
@@ -90,8 +90,17 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
     manager = TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, smem_allocator=smem, verbose=False)
     manager.setup_resources_and_tasks()
     cute.arch.mbarrier_init_fence()
-    cute.arch.sync_threads()
-    manager.run()
+    if cutlass.const_expr(p["cluster_m"] == 1):
+        cute.arch.sync_threads()
+        manager.run()
+    else:
+        # Every block's barriers are initialised before any peer multicasts into them or releases a stage there,
+        # and no block exits while a peer may still signal its barriers.
+        cute.arch.cluster_arrive_relaxed()
+        cute.arch.cluster_wait()
+        manager.run()
+        cute.arch.cluster_arrive()
+        cute.arch.cluster_wait()
 
 
 @cute.jit
@@ -101,33 +110,41 @@ def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.C
     p = dict(params)
     dtype = _CUTLASS_DTYPES[p["dtype"]]
     a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype)
+    cm = p["cluster_m"]
     g2s = cute.nvgpu.cpasync.CopyBulkTensorTileG2SOp()
     tma_atom_a, tma_a = cute.nvgpu.cpasync.make_tiled_tma_atom(
         g2s, a, cute.slice_(a_layout, (None, None, 0)), (p["tile_m"], p["tile_k"]))
+    # In a cluster the blocks along M share each B tile: a multicast load of it, split among them.
     tma_atom_b, tma_b = cute.nvgpu.cpasync.make_tiled_tma_atom(
-        g2s, b, cute.slice_(b_layout, (None, None, 0)), (p["tile_n"], p["tile_k"]))
+        g2s if cm == 1 else cute.nvgpu.cpasync.CopyBulkTensorTileG2SMulticastOp(), b,
+        cute.slice_(b_layout, (None, None, 0)), (p["tile_n"], p["tile_k"]), num_multicast=cm)
     tma_atom_c, tma_c = cute.nvgpu.cpasync.make_tiled_tma_atom(
         cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(epi_layout, (None, None, 0)), epi_tile)
     m = a.shape[0]
     n = b.shape[0]
     tiles_m = (m + p["tile_m"] - 1) // p["tile_m"]
     tiles_n = (n + p["tile_n"] - 1) // p["tile_n"]
-    grid = (tiles_m * tiles_n, 1, 1)
+    grid = (tiles_m * tiles_n, 1, 1) if cm == 1 else (cm, (tiles_m + cm - 1) // cm * tiles_n, 1)
     if cutlass.const_expr(p["persistent"]):
         from cutlass.utils import StaticPersistentTileScheduler
 
-        grid = StaticPersistentTileScheduler.get_grid_shape(_scheduler_params(p, tiles_m, tiles_n), p["sms"])
-    _gemm_kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, _tiled_mma(p, dtype), params,
-                 pipelines).launch(grid=grid, block=(32 * (4 * p["mma_warpgroups"] + 2), 1, 1),
-                                              stream=stream)
+        grid = StaticPersistentTileScheduler.get_grid_shape(_scheduler_params(p, tiles_m, tiles_n), p["sms"] // cm)
+    kernel = _gemm_kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, _tiled_mma(p, dtype), params,
+                          pipelines)
+    block = (32 * (4 * p["mma_warpgroups"] + 2), 1, 1)
+    if cutlass.const_expr(cm == 1):
+        kernel.launch(grid=grid, block=block, stream=stream)
+    else:
+        kernel.launch(grid=grid, block=block, cluster=(cm, 1, 1), stream=stream)
 
 
 def _scheduler_params(p: dict[str, Any], tiles_m: int, tiles_n: int) -> Any:
     """TS's static persistent scheduler over the tile grid; ``raster='grouped'`` swizzles M in groups."""
     from cutlass.utils import PersistentTileSchedulerParams
 
-    swizzle = RASTER_GROUP if p["raster"] == "grouped" else 1
-    return PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (1, 1, 1), swizzle_size=swizzle,
+    cm = p["cluster_m"]
+    swizzle = RASTER_GROUP // cm if p["raster"] == "grouped" else 1  # in clusters: the same rows of tiles
+    return PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (cm, 1, 1), swizzle_size=swizzle,
                                          raster_along_m=True)
 
 
