@@ -21,8 +21,8 @@ import tslab
 
 SPACES = {
     "tma_copy": {"stages": [2, 4, 8], "tile_cols": [128, 256]},
-    # 64 points: tiles x stages x cluster x epilogue x persistence (cluster_m=2 and an aliased persistent
-    # epilogue are refused by the design, an over-full ring by the capacity check).
+    # 64 points: tiles x stages x cluster x epilogue x persistence (an aliased persistent epilogue is refused by
+    # the design, an over-full ring by the capacity check).
     "gemm_sm90": {"tile_n": [128, 256], "stages": [2, 3, 4, 5], "cluster_m": [1, 2],
                   "epilogue": ["aliased", "dedicated"], "persistent": [True, False]},
 }

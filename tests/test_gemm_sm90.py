@@ -34,6 +34,11 @@ def test_clusters_of_two_release_each_stage_to_both_blocks(params):
     assert ring["cta_layout_vmnk"] == [1, 2, 1, 1] and ring["consumer_group"]["size"] == 2 * warps
 
 
+def test_decode_preset_fits_and_is_safe():
+    v = tslab.check(gemm_sm90.design(**gemm_sm90.DECODE))
+    assert v.status == "SAFE" and v.smem_total == 8 * (64 + 128) * 64 * 2 + 64 * 128 * 2
+
+
 ALL_THREADS = {"consumer_group": {"agent": "Thread", "size": 256}}
 
 

@@ -35,6 +35,8 @@ VARIANTS = [
     ({"cluster_m": 2, "raster": "row", "dtype": "bf16"}, (3000, 4200, 520)),
     ({"cluster_m": 2, **ONE_TILE_PER_BLOCK}, (1234, 2000, 3000)),
     ({"cluster_m": 2, **ONE_TILE_PER_BLOCK, "raster": "row"}, (100, 200, 56)),
+    (gemm_sm90.DECODE, (128, 8192, 8192)),
+    ({**gemm_sm90.DECODE, "dtype": "bf16"}, (130, 1000, 520)),
 ]
 
 

@@ -68,6 +68,9 @@ PARAMS: dict[str, Any] = {
 }
 #: The one-tile-per-block variant whose C tile aliases the A/B ring (the tutorials' memory and aliasing design).
 ALIASED: dict[str, Any] = {"tile_n": 128, "mma_warpgroups": 1, "stages": 4, "persistent": False, "epilogue": "aliased"}
+#: Few rows of A (decode-like, e.g. M = 128): 64 x 128 tiles give the SMs enough blocks, 8 stages keep B streaming,
+#: and pairs along M multicast each B tile so it is read from memory once (benchmarks/NOTES.md, "GEMM").
+DECODE: dict[str, Any] = {"tile_m": 64, "tile_n": 128, "mma_warpgroups": 1, "stages": 8, "cluster_m": 2}
 DTYPE_BYTES = {"fp16": 2, "bf16": 2}
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 RASTERS = ("grouped", "row")
