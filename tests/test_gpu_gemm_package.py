@@ -79,3 +79,25 @@ def test_custom_op_has_gradients(package):
     ones = torch.ones(64, 256, device="cuda", dtype=torch.float16)
     assert torch.allclose(a.grad, ones @ b.detach(), rtol=1e-2, atol=1e-2)
     assert torch.allclose(b.grad, ones.T @ a.detach(), rtol=1e-2, atol=1e-2)
+
+
+def test_decode_preset_exports_with_its_cluster(tmp_path):
+    """A package of ``gemm_sm90.DECODE`` launches pairs of blocks (cluster_m=2) and is correct on every shape."""
+    import torch
+
+    from tslab.gpu.export import export
+    from tslab.kernels import gemm_sm90
+
+    out = export(gemm_sm90.design(**gemm_sm90.DECODE), tmp_path / "tslab_gemm_decode")
+    sys.path.insert(0, str(out.parent))
+    try:
+        decode = importlib.import_module(out.name)
+        for m, n, k in SHAPES:
+            a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+            b = torch.randn((n, k), device="cuda", dtype=torch.float16)
+            ref = a.float() @ b.float().T
+            theirs = float((torch.mm(a, b.T).float() - ref).norm() / ref.norm())
+            ours = float((decode.gemm(a, b).float() - ref).norm() / ref.norm())
+            assert ours <= 2 * theirs + 2.0**-11, ((m, n, k), ours, theirs)
+    finally:
+        sys.path.remove(str(out.parent))
