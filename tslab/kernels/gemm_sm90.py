@@ -30,6 +30,11 @@ Resources:
     GmemC        the output matrix (producer work ``tma_store``)
     WorkQueue    (persistent only) TS's static persistent tile scheduler; ``raster='grouped'`` swizzles tiles
                  in groups of ``RASTER_GROUP`` along M for L2 reuse
+
+Clusters (``cluster_m=2``): blocks run in pairs on M-adjacent tiles of one column. Each loads half of the shared
+B tile by a multicast TMA copy into both blocks' SMEM, so a stage is refilled only when both have released it:
+``smem_ab`` takes the cluster layout (1, 2, 1, 1) and one release lane per MMA warp per block. TS checks one
+block; :func:`consistency_issues` states the pair's rule, which ``tslab.check`` and ``gpu.compile`` enforce.
 Tasks:
     MmaTask      warps 0..W-1: ``mma_warpgroups`` warpgroups, each owning ``tile_m / mma_warpgroups`` rows
     LoadTask     warp W: one elected thread issues the TMA loads of A and B

@@ -4,7 +4,8 @@ The host builds CuTe's Hopper pieces (``cutlass.utils.hopper_helpers``): the war
 swizzled K-major SMEM layouts of A and B, the epilogue's SMEM layout and the TMA atoms that match them; the
 kernel builds the design's TS resources and tasks with :func:`tslab.kernels.gemm_sm90.make_tasks` and runs
 them with TS's ``TaskManager``. Grid: one block per ``tile_m x tile_n`` tile of C, or with ``persistent=True``
-the static persistent scheduler's grid (one block per SM, ``sms`` baked in); block shape
+the static persistent scheduler's grid (one block per SM, ``sms`` baked in); with ``cluster_m=2`` the blocks
+launch in clusters of two along M (B's TMA atom multicasts) and sync the cluster around the tasks; block shape
 ``32 * (4 * mma_warpgroups + 2)`` threads (MMA warpgroups, the load warp, the store warp). The kernel reads M, N
 and K from its tensors, so it compiles for one static problem (what the benchmarks time) or, with dynamic
 extents (:func:`fake_args` ``dynamic=True``, what an export holds), for every problem at once.
