@@ -177,11 +177,11 @@ def tile_coords(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
     if cutlass.const_expr(geo.cluster_m == 1):
         bid, _, _ = cute.arch.block_idx()
         return block_tile(bid, geo.tiles_m, geo.tiles_n, geo.raster, RASTER_GROUP)
-    # Clusters: grid (cluster_m, clusters); a cluster takes cluster_m M-adjacent tiles of one column.
-    rank, cluster, _ = cute.arch.block_idx()
-    pm, n = block_tile(cluster, (geo.tiles_m + geo.cluster_m - 1) // geo.cluster_m, geo.tiles_n, geo.raster,
-                       RASTER_GROUP // geo.cluster_m)
-    return pm * geo.cluster_m + rank, n
+    # Clusters: cluster_m consecutive blocks (one cluster) take cluster_m M-adjacent tiles of one column.
+    bid, _, _ = cute.arch.block_idx()
+    pm, n = block_tile(bid // geo.cluster_m, (geo.tiles_m + geo.cluster_m - 1) // geo.cluster_m, geo.tiles_n,
+                       geo.raster, RASTER_GROUP // geo.cluster_m)
+    return pm * geo.cluster_m + bid % geo.cluster_m, n
 
 
 @cute.jit

@@ -125,7 +125,8 @@ def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.C
     n = b.shape[0]
     tiles_m = (m + p["tile_m"] - 1) // p["tile_m"]
     tiles_n = (n + p["tile_n"] - 1) // p["tile_n"]
-    grid = (tiles_m * tiles_n, 1, 1) if cm == 1 else (cm, (tiles_m + cm - 1) // cm * tiles_n, 1)
+    # One block per tile; in clusters, cm consecutive blocks per cluster (tile rows rounded up to pairs).
+    grid = (tiles_m * tiles_n, 1, 1) if cm == 1 else ((tiles_m + cm - 1) // cm * cm * tiles_n, 1, 1)
     if cutlass.const_expr(p["persistent"]):
         from cutlass.utils import StaticPersistentTileScheduler
 
