@@ -83,3 +83,26 @@ def test_the_gemm_compiles_in_the_panel_and_an_over_full_ring_is_refused():
     p.set_param("stages", 4)  # 256-wide tiles: four stages and the C tile exceed 227 KiB
     assert p.compile() is None and "CAPACITY" in p.last_error
     assert p.run() is None  # the 3-stage kernel compiled before the edit is not run in its place
+
+
+def test_every_gemm_param_has_a_field_of_its_type_and_reaches_the_design():
+    """bf16, the aliased epilogue and clusters are chosen in the panel, not silently left at their defaults."""
+    import ipywidgets as widgets
+
+    p = BenchPanel("gemm_sm90", arch="sm_90a", dtype="bf16", persistent=False)
+    fields = p._param_inputs
+    assert isinstance(fields["dtype"], widgets.Dropdown) and isinstance(fields["persistent"], widgets.Checkbox)
+    assert isinstance(fields["cluster_m"], widgets.Dropdown) and isinstance(fields["stages"], widgets.IntText)
+    p.set_param("epilogue", "aliased")
+    p.set_param("cluster_m", 2)
+    params = p.design.params
+    assert params["dtype"] == "bf16" and params["persistent"] is False
+    assert params["epilogue"] == "aliased" and params["cluster_m"] == 2
+    with pytest.raises(Exception, match="dtype='fp32' is not one of 'fp16', 'bf16'"):
+        p.set_param("dtype", "fp32")
+    assert p.design.params["dtype"] == "bf16"
+
+
+def test_a_misspelt_param_is_refused_by_name():
+    with pytest.raises(Exception, match="has no parameter 'stage'"):
+        BenchPanel("tma_copy", stage=3)

@@ -19,7 +19,7 @@ CELLS = [
     "import tslab\nfrom tslab.kernels import design\nfrom tslab.widgets import BenchPanel, ReplayPlayer, Studio",
     "Studio(design('tma_copy'))",
     "ReplayPlayer(tslab.check(design('demo_deadlock')).trace)",
-    "BenchPanel('tma_copy', arch='sm_90a', shape=(4096, 4096))",
+    "BenchPanel('gemm_sm90', arch='sm_90a', shape=(4096, 4096, 4096))",  # numbers, a checkbox and menus
     "from tslab.sweep import SweepResult\nfrom tslab.widgets import SweepChart\n"
     "SweepChart(SweepResult.load('data/h200_gemm_sweep.jsonl'), x='smem_bytes', y='tflops')",
 ]

@@ -82,6 +82,9 @@ RASTERS = ("grouped", "row")
 #: Blocks per cluster along M: a pair of blocks computes two M-adjacent tiles and multicasts each B tile to both.
 CLUSTERS = (1, 2)
 EPILOGUES = ("aliased", "dedicated")
+#: The allowed values of the params that are not numbers (the BenchPanel offers them as menus).
+CHOICES: dict[str, tuple] = {"mma_warpgroups": (1, 2), "cluster_m": CLUSTERS, "raster": RASTERS,
+                             "epilogue": EPILOGUES, "dtype": tuple(DTYPE_BYTES)}
 #: Rows of tiles a ``raster='grouped'`` block order walks before moving right (L2 reuse of B).
 RASTER_GROUP = 8
 #: GPU launch options (not part of the TS design).

@@ -39,6 +39,20 @@ def ptx_excerpt(ptx: str, lines: int = PTX_EXCERPT_LINES) -> str:
     return "\n".join(text[:lines])
 
 
+def param_input(name: str, value: Any, choices: tuple | list | None = None) -> widgets.Widget:
+    """The field for one kernel parameter, typed by its value: bool, one of ``choices``, or int."""
+    look = {"description": name, "style": {"description_width": "130px"}, "layout": widgets.Layout(width="320px")}
+    if isinstance(value, bool):
+        return widgets.Checkbox(value=value, indent=True, **look)
+    if choices is not None:
+        if value not in choices:
+            raise TslabError(f"BenchPanel: {name}={value!r} is not one of {', '.join(map(repr, choices))}")
+        return widgets.Dropdown(options=list(choices), value=value, **look)
+    if isinstance(value, int):
+        return widgets.IntText(value=value, **look)
+    return widgets.Text(value=str(value), **look)
+
+
 class BenchPanel(widgets.VBox):
     """Compile, run, time and export a catalog GPU kernel; bench results accumulate for comparison."""
 
@@ -83,18 +97,27 @@ class BenchPanel(widgets.VBox):
 
     # -- the design ------------------------------------------------------------------------------------
     def _show_params(self, values: dict[str, Any]) -> None:
-        defaults = kernel_module(self._kernel.value).PARAMS
-        self._param_inputs = {name: widgets.IntText(value=int(values.get(name, default)), description=name)
-                              for name, default in defaults.items() if isinstance(default, int)}
+        """One field per kernel parameter: a checkbox, a menu of the kernel's ``CHOICES``, or a number."""
+        module = kernel_module(self._kernel.value)
+        unknown = sorted(set(values) - set(module.PARAMS))
+        if unknown:
+            raise TslabError(f"BenchPanel: kernel '{self._kernel.value}' has no parameter {unknown[0]!r}; "
+                             f"parameters: {', '.join(module.PARAMS)}")
+        choices = getattr(module, "CHOICES", {})
+        self._param_inputs = {name: param_input(name, values.get(name, default), choices.get(name))
+                              for name, default in module.PARAMS.items()}
         self._params.children = [widgets.HBox(list(self._param_inputs.values()),
                                               layout=widgets.Layout(flex_flow="row wrap"))]
 
-    def set_param(self, name: str, value: int) -> None:
+    def set_param(self, name: str, value: Any) -> None:
         """Set one kernel parameter (as the field beside it would)."""
         if name not in self._param_inputs:
             raise TslabError(f"BenchPanel: kernel '{self._kernel.value}' has no parameter {name!r}; "
                              f"parameters: {', '.join(self._param_inputs)}")
-        self._param_inputs[name].value = value
+        box = self._param_inputs[name]
+        if isinstance(box, widgets.Dropdown):
+            param_input(name, value, box.options)  # refuses a value outside the menu, naming the choices
+        box.value = value
 
     @property
     def figure(self) -> go.FigureWidget:
