@@ -45,7 +45,7 @@ def main() -> None:
     best = result.best(metric)
     if best is None:
         return
-    params = {name: best[name] for name in space}
+    params = {name: _plain(best[name]) for name in space}
     print(f"best: {params} {best['median_us']:.1f} us, {best['ratio']:.3f}x torch", flush=True)
     if args.kernel == "gemm_sm90" and args.baseline:
         cmd = [sys.executable, str(Path(__file__).with_name("gemm.py")), "--baseline", args.baseline,
@@ -54,6 +54,11 @@ def main() -> None:
         print(" ".join(cmd[1:]), flush=True)
         subprocess.run(cmd, check=False)
     print(json.dumps({"best": params, "counts": result.counts}, default=str))
+
+
+def _plain(value: object) -> object:
+    """A numpy scalar from the result table as the Python value it holds (for printing and JSON)."""
+    return value.item() if hasattr(value, "item") else value
 
 
 if __name__ == "__main__":
