@@ -163,3 +163,16 @@ def test_exported_package_records_the_edits_it_was_compiled_with(tmp_path):
     meta = json.loads((out / "design.json").read_text())
     assert meta["edits"] == {"schedules": {"StoreTask": [list(s) for s in steps]}, "alias_groups": None}
     assert meta["design"]["schedules"]["StoreTask"][1] == ["smem_ring", "ConsumerTryWait", "Loop", None]
+
+
+def test_a_cluster_export_says_what_was_checked_beside_ts(tmp_path):
+    """TS checks one block; VERDICT.txt and design.json name the pair's rule that was checked too."""
+    from tslab.gpu import export
+    from tslab.kernels import gemm_sm90
+
+    out = export(gemm_sm90.design(cluster_m=2), tmp_path / "tslab_gemm_pair", arch="sm_90a")
+    verdict = (out / "VERDICT.txt").read_text()
+    assert verdict.startswith("gemm_sm90: SAFE") and "Clusters of 2: TS's checks model one block" in verdict
+    assert "consumer_group.size 16" in json.loads((out / "design.json").read_text())["checked_beyond_ts"][0]
+    plain = export(gemm_sm90.design(), tmp_path / "tslab_gemm_alone", arch="sm_90a")
+    assert json.loads((plain / "design.json").read_text())["checked_beyond_ts"] == []

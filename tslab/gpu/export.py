@@ -97,9 +97,10 @@ def export(
         "edits": {"schedules": target.schedules, "alias_groups": target.alias_groups},
         "verdict": verdict.status,
         "trip_counts_checked": [[count, status] for count, status in trip_checks],
+        "checked_beyond_ts": _kernel_rules_checked(target),
     }
     (out / "design.json").write_text(json.dumps(meta, indent=2) + "\n")
-    (out / "VERDICT.txt").write_text(_verdict_text(verdict, trip_checks) + "\n")
+    (out / "VERDICT.txt").write_text(_verdict_text(verdict, trip_checks, meta["checked_beyond_ts"]) + "\n")
     examples = [target.shape] if not target.dynamic else _examples(target)
     (out / "__init__.py").write_text(templates.package_init(
         kind, name=name, kernel=target.kernel, arch=arch, dtype=target.dtype,
@@ -131,8 +132,16 @@ def _trip_count_checks(design: Any, force: bool) -> list[tuple[int, str]]:
     return out
 
 
-def _verdict_text(verdict: Any, trip_checks: list[tuple[int, str]]) -> str:
+def _kernel_rules_checked(target: Any) -> list[str]:
+    """What the kernel's own rules checked beside TS (e.g. a cluster's shared stages), in sentences."""
+    scope = getattr(target.module, "checked_beyond_ts", None)
+    return [] if scope is None else scope(target.params)
+
+
+def _verdict_text(verdict: Any, trip_checks: list[tuple[int, str]], beyond_ts: list[str] = ()) -> str:
     text = verdict.text()
+    for sentence in beyond_ts:
+        text += "\n\n" + sentence
     if trip_checks:
         counts = ", ".join(f"{count}: {status}" for count, status in trip_checks)
         text += ("\n\nThis kernel runs with runtime shapes, so its loops run a runtime number of trips. The design "

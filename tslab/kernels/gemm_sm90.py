@@ -171,6 +171,19 @@ def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, An
     return issues
 
 
+def checked_beyond_ts(params: dict[str, Any]) -> list[str]:
+    """What a verdict of this design covers beside TS's one-block checks, in sentences (an export's VERDICT.txt)."""
+    cm = params["cluster_m"]
+    if cm == 1:
+        return []
+    warps = 4 * params["mma_warpgroups"]
+    return [f"Clusters of {cm}: TS's checks model one block. The pair's rule, that a stage whose B tile is "
+            f"multicast into all {cm} blocks is refilled only after each block has released it (smem_ab "
+            f"cta_layout_vmnk (1, {cm}, 1, 1), consumer_group.size {cm * warps}: one lane per MMA warp per block), "
+            "was checked by gemm_sm90.consistency_issues. Every block of a cluster runs the same schedule over the "
+            "same number of tiles and K tiles."]
+
+
 @cute.jit
 def tile_coords(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
     """(m, n) tile of this block now: the WorkQueue's tile when persistent, else one tile per block."""
