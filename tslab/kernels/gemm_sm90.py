@@ -79,11 +79,13 @@ DECODE: dict[str, Any] = {"tile_m": 64, "tile_n": 128, "mma_warpgroups": 1, "sta
 DTYPE_BYTES = {"fp16": 2, "bf16": 2}
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 RASTERS = ("grouped", "row")
+#: Consumer warpgroups: one, or two that split tile_m between them.
+MMA_WARPGROUPS = (1, 2)
 #: Blocks per cluster along M: a pair of blocks computes two M-adjacent tiles and multicasts each B tile to both.
 CLUSTERS = (1, 2)
 EPILOGUES = ("aliased", "dedicated")
 #: The allowed values of the params that are not numbers (the BenchPanel offers them as menus).
-CHOICES: dict[str, tuple] = {"mma_warpgroups": (1, 2), "cluster_m": CLUSTERS, "raster": RASTERS,
+CHOICES: dict[str, tuple] = {"mma_warpgroups": MMA_WARPGROUPS, "cluster_m": CLUSTERS, "raster": RASTERS,
                              "epilogue": EPILOGUES, "dtype": tuple(DTYPE_BYTES)}
 #: Rows of tiles a ``raster='grouped'`` block order walks before moving right (L2 reuse of B).
 RASTER_GROUP = 8
@@ -107,7 +109,7 @@ def validate(params: dict[str, Any]) -> None:
         if p[name] not in allowed:
             raise DesignError("input", f"kernel 'gemm_sm90' param '{name}'", f"{name}={p[name]!r} is not supported",
                               did_you_mean(str(p[name]), list(allowed)))
-    if p["mma_warpgroups"] not in (1, 2):
+    if p["mma_warpgroups"] not in MMA_WARPGROUPS:
         raise bad("mma_warpgroups", f"mma_warpgroups={p['mma_warpgroups']!r} is not 1 or 2",
                   "use 1 warpgroup, or 2 that split tile_m between them")
     rows = 64 * p["mma_warpgroups"]
@@ -152,7 +154,7 @@ def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, An
     cm = params["cluster_m"]
     want_layout = None if cm == 1 else [1, cm, 1, 1]
     layout = cfg.get("cta_layout_vmnk")
-    layout = None if layout is None or (list(layout) == [1, 1, 1, 1] and cm == 1) else list(layout)
+    layout = None if layout is None or list(layout) == [1, 1, 1, 1] else list(layout)  # no cluster
     issues = []
     if layout != want_layout:
         issues.append(Issue("invalid-config", "resource 'smem_ab'",
