@@ -39,14 +39,19 @@ def ptx_excerpt(ptx: str, lines: int = PTX_EXCERPT_LINES) -> str:
     return "\n".join(text[:lines])
 
 
+def check_choice(name: str, value: Any, choices: tuple | list) -> None:
+    """Refuse ``value`` unless it is one of ``choices``, naming them."""
+    if value not in choices:
+        raise TslabError(f"BenchPanel: {name}={value!r} is not one of {', '.join(map(repr, choices))}")
+
+
 def param_input(name: str, value: Any, choices: tuple | list | None = None) -> widgets.Widget:
     """The field for one kernel parameter, typed by its value: bool, one of ``choices``, or int."""
     look = {"description": name, "style": {"description_width": "130px"}, "layout": widgets.Layout(width="320px")}
     if isinstance(value, bool):
         return widgets.Checkbox(value=value, indent=True, **look)
     if choices is not None:
-        if value not in choices:
-            raise TslabError(f"BenchPanel: {name}={value!r} is not one of {', '.join(map(repr, choices))}")
+        check_choice(name, value, choices)
         return widgets.Dropdown(options=list(choices), value=value, **look)
     if isinstance(value, int):
         return widgets.IntText(value=value, **look)
@@ -101,8 +106,7 @@ class BenchPanel(widgets.VBox):
         module = kernel_module(self._kernel.value)
         unknown = sorted(set(values) - set(module.PARAMS))
         if unknown:
-            raise TslabError(f"BenchPanel: kernel '{self._kernel.value}' has no parameter {unknown[0]!r}; "
-                             f"parameters: {', '.join(module.PARAMS)}")
+            raise self._no_such_param(unknown[0], module.PARAMS)
         choices = getattr(module, "CHOICES", {})
         self._param_inputs = {name: param_input(name, values.get(name, default), choices.get(name))
                               for name, default in module.PARAMS.items()}
@@ -112,12 +116,15 @@ class BenchPanel(widgets.VBox):
     def set_param(self, name: str, value: Any) -> None:
         """Set one kernel parameter (as the field beside it would)."""
         if name not in self._param_inputs:
-            raise TslabError(f"BenchPanel: kernel '{self._kernel.value}' has no parameter {name!r}; "
-                             f"parameters: {', '.join(self._param_inputs)}")
+            raise self._no_such_param(name, self._param_inputs)
         box = self._param_inputs[name]
         if isinstance(box, widgets.Dropdown):
-            param_input(name, value, box.options)  # refuses a value outside the menu, naming the choices
+            check_choice(name, value, box.options)
         box.value = value
+
+    def _no_such_param(self, name: str, names: Any) -> TslabError:
+        return TslabError(f"BenchPanel: kernel '{self._kernel.value}' has no parameter {name!r}; "
+                          f"parameters: {', '.join(names)}")
 
     @property
     def figure(self) -> go.FigureWidget:
