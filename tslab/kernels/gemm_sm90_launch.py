@@ -91,15 +91,15 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
     manager = TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, smem_allocator=smem, verbose=False)
     manager.setup_resources_and_tasks()
     cute.arch.mbarrier_init_fence()
+    # In a cluster, every block's barriers are initialised before any peer multicasts into them or releases a
+    # stage there, and no block exits while a peer may still signal its barriers.
     if cutlass.const_expr(p["cluster_m"] == 1):
         cute.arch.sync_threads()
-        manager.run()
     else:
-        # Every block's barriers are initialised before any peer multicasts into them or releases a stage there,
-        # and no block exits while a peer may still signal its barriers.
         cute.arch.cluster_arrive_relaxed()
         cute.arch.cluster_wait()
-        manager.run()
+    manager.run()
+    if cutlass.const_expr(p["cluster_m"] > 1):
         cute.arch.cluster_arrive()
         cute.arch.cluster_wait()
 
