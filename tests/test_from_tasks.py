@@ -97,3 +97,15 @@ def test_pipeline_groups_of_a_laid_out_allocator_keep_their_barrier_bytes():
     bp = demo_race.build()
     d = Design.from_tasks(bp.tasks, bp.graph, smem_allocations=alloc)
     assert tslab.check(d).barrier_bytes == alloc.barrier_smem_bytes > 0
+
+
+def test_a_persistent_design_with_a_work_queue_wraps():
+    """A WorkQueue's work-tile variable holds DSL values that cannot be deep-copied: the copies share them."""
+    from tslab.kernels import gemm_sm90
+
+    bp = gemm_sm90.build(persistent=True)
+    d = Design.from_tasks(bp.tasks, bp.graph, smem_allocations=bp.smem_resources, name="my_gemm")
+    ref = tslab.check(gemm_sm90.design(persistent=True))
+    v = tslab.check(d)
+    assert v.status == ref.status == "SAFE"
+    assert v.checker.runs == ref.checker.runs and v.checker.states_explored == ref.checker.states_explored

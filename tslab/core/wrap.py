@@ -10,7 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from cutlass.experimental.task_scheduling.memory import SmemAllocation, TmemAllocation, _LayoutAllocator
-from cutlass.experimental.task_scheduling.resources import _CONSUMER_WORK_FNS_ATTR, _PRODUCER_WORK_FNS_ATTR
+from cutlass.experimental.task_scheduling.resources import (
+    _CONSUMER_WORK_FNS_ATTR,
+    _PRODUCER_WORK_FNS_ATTR,
+    TaskLocalVariable,
+)
 from cutlass.experimental.task_scheduling.task import _collect_named_work_fns
 
 from ..errors import DesignError
@@ -143,9 +147,10 @@ def blueprint_source(tasks: list[Any], graph: dict[Any, list[Any]], *, smem_allo
         smem_groups = [[[a if isinstance(a, str) else a.name for a in phase] for phase in g] for g in alias_groups]
     bundle = (list(tasks), dict(graph), smem, tmem, pipeline_groups, dma_consumer_release_labels)
     originals = {id(r) for task in tasks for r in (*task.src_resources, *task.dst_resources)}
+    shared = _uncopyable_defaults(resources)
 
     def source() -> Blueprint:
-        memo: dict[int, Any] = {}
+        memo: dict[int, Any] = dict(shared)
         t, g, s, m, pg, dma = copy.deepcopy(bundle, memo)
         ids = {old: id(memo[old]) for old in originals if old in memo}
         for task in t:
@@ -157,6 +162,22 @@ def blueprint_source(tasks: list[Any], graph: dict[Any, list[Any]], *, smem_allo
 
     source()  # fail now, not at the first check, if the objects cannot be copied
     return source
+
+
+def _uncopyable_defaults(resources: list[Any]) -> dict[int, Any]:
+    """Default values of the resources' task-local variables that cannot be deep-copied (a ``WorkQueue``'s
+    ``WorkTileInfo`` holds DSL values): every copy shares them, as a memo entry of ``copy.deepcopy``."""
+    out: dict[int, Any] = {}
+    for res in resources:
+        for value in vars(res).values():
+            default = getattr(value, "default", None) if isinstance(value, TaskLocalVariable) else None
+            if default is None or id(default) in out:
+                continue
+            try:
+                copy.deepcopy(default)
+            except Exception:
+                out[id(default)] = default
+    return out
 
 
 def _remap(value: Any, ids: dict[int, int]) -> Any:
