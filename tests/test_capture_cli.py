@@ -67,3 +67,13 @@ def test_tslab_check_on_a_missing_kernel_file_exits_2(capsys):
 
     assert main(["check", "nowhere.py::host"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_knob_values_parse_and_name_their_option():
+    from tslab.capture.cli import parse_knobs
+    from tslab.errors import TslabError
+
+    assert parse_knobs(["ring_stages=3", "store_via=smem_o", "name='x y'", "dtype=cutlass.Float16"]) == \
+        {"ring_stages": 3, "store_via": "smem_o", "name": "x y", "dtype": "cutlass.Float16"}
+    with pytest.raises(TslabError, match=r"--knob '1\+': not understood"):
+        parse_knobs(["stages=1+"])

@@ -38,8 +38,9 @@ def parse_target(target: str) -> tuple[Path, str]:
     return file, function
 
 
-def parse_arg(text: str) -> Any:
-    """One argument in the syntax above -> the value to pass (fake tensors and streams from tslab.fake)."""
+def parse_arg(text: str, option: str = "--arg") -> Any:
+    """One argument in the syntax above -> the value to pass (fake tensors and streams from tslab.fake);
+    ``option`` names the command-line option in error messages."""
     from .. import fake
 
     spec = text.strip()
@@ -56,11 +57,11 @@ def parse_arg(text: str) -> Any:
     try:
         value = ast.literal_eval(spec)
     except (ValueError, SyntaxError):
-        raise TslabError(f"--arg '{text}': not understood; use a tensor like f16[1024,1024], 'stream', "
+        raise TslabError(f"{option} '{text}': not understood; use a tensor like f16[1024,1024], 'stream', "
                          "a number, true/false/none, a tuple like (256,512) or a quoted string") from None
     if isinstance(value, (int, float, str, tuple)):
         return value
-    raise TslabError(f"--arg '{text}': a {type(value).__name__} is not supported; "
+    raise TslabError(f"{option} '{text}': a {type(value).__name__} is not supported; "
                      "use a number, tuple or string")
 
 
@@ -107,14 +108,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_knobs(specs: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """Every ``--knob NAME=VALUE`` -> ``{name: value}`` (values as for ``--arg``; ``cutlass.Float16`` for a dtype)."""
+    """Every ``--knob NAME=VALUE`` -> ``{name: value}`` (values as for ``--arg``; ``cutlass.Float16`` for a dtype; a
+    bare word such as ``smem_o`` is a string)."""
     out: dict[str, Any] = {}
     for spec in specs:
         match = _KEYWORD.match(spec.strip())
         if not match:
             raise TslabError(f"--knob '{spec}': expected NAME=VALUE, e.g. --knob ab_stages=5")
         raw = match["value"].strip()
-        out[match["name"]] = raw if raw.startswith("cutlass.") else parse_arg(raw)
+        bare_word = raw.isidentifier() and raw.lower() not in ("true", "false", "none", "stream")
+        out[match["name"]] = raw if raw.startswith("cutlass.") or bare_word else parse_arg(raw, "--knob")
     return out
 
 
