@@ -124,3 +124,26 @@ def test_compile_refuses_an_unsupported_arch():
 
     with pytest.raises(gpu.UnsupportedArchError, match=r"compile of 'tma_copy': arch='sm_80' is not supported; use"):
         gpu.compile(tma_copy.design(), arch="sm_80")
+
+
+def test_strategy_picks_the_search(capsys):
+    assert main(["check", "gemm_sm90", "--strategy", "ts", "--json"]) == 0
+    ts = json.loads(capsys.readouterr().out)["checker"]
+    assert main(["check", "gemm_sm90", "--json"]) == 0
+    auto = json.loads(capsys.readouterr().out)["checker"]
+    assert (ts["prover"], auto["prover"]) == ("ts", "reduced")
+    assert auto["ts_states"] == ts["states_explored"] > auto["states_explored"]
+    assert main(["check", "gemm_sm90", "--strategy", "reduced"]) == 0
+    assert "states (reduced search)" in capsys.readouterr().out
+
+
+def test_trips_from_the_command_line(capsys):
+    args = ["check", "tma_copy"]
+    assert main([*args, "--trips", "LoadTask=n", "--trips", "StoreTask=n", "--n", "1..3"]) == 0
+    assert "trip counts: n = 1..3 (LoadTask: n, StoreTask: n): proven for these n only" in capsys.readouterr().out
+    assert main([*args, "--trips", "LoadTask=n", "--trips", "StoreTask=n-1", "--n", "2,3"]) == 1
+    assert "fails at n=2" in capsys.readouterr().out
+    assert main([*args, "--trips", "LoadTask", "--n", "1..4"]) == 2
+    assert "--trips 'LoadTask': expected TASK=FORMULA" in capsys.readouterr().err
+    assert main([*args, "--trips", "LoadTask=n", "--n", "one"]) == 2
+    assert "--n 'one': expected a range 1..8" in capsys.readouterr().err

@@ -8,6 +8,7 @@ import threading
 import pytest
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from random_designs import build, specs
 
 import tslab
@@ -156,9 +157,10 @@ def test_checks_on_threads_do_not_mix_recordings():
             assert name == "tma_copy"
 
 
-def _direct_outcome(d: tslab.Design) -> str:
+def _direct_outcome(d: tslab.Design, *, early_exit: bool = True) -> str:
+    """TS's own outcome: its first fault (early exit), or by kind over every interleaving (deadlock first)."""
     try:
-        res = ec.check_all_interleavings(d.lower().tasks)
+        res = ec.check_all_interleavings(d.lower().tasks, early_exit=early_exit)
     except Exception:
         return "not-run"
     return "deadlock" if res.deadlock_states else "race" if res.race_states else \
@@ -166,11 +168,11 @@ def _direct_outcome(d: tslab.Design) -> str:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(specs())
-def test_verdict_matches_the_checker_and_traces_end_in_the_reported_state(spec):
+@given(specs(), st.sampled_from(["auto", "ts"]))
+def test_verdict_matches_the_checker_and_traces_end_in_the_reported_state(spec, strategy):
     d = build(spec)
-    verdict = tslab.check(d)
-    assert verdict.checker.verdict == _direct_outcome(d)
+    verdict = tslab.check(d, strategy=strategy)
+    assert verdict.checker.verdict == _direct_outcome(d, early_exit=strategy == "ts")
     if verdict.checker.verdict in ("deadlock", "race"):
         assert verdict.trace is not None
         assert verdict.trace.fault.kind == verdict.checker.verdict
@@ -219,7 +221,7 @@ def test_guarded_steps_and_two_tiles_map_back_to_their_entries():
     schedule = tslab.check(d).schedule
     tasks = d.lower().tasks
     run = CheckerRun(2, False, None, "2 tiles")
-    res, rec = replay._recorded(tasks, run, 1_000_000, early_exit=False)
+    res, rec = replay._searched(tasks, run, 1_000_000, "ts", early_exit=False)
     assert res.is_safe
     trace = replay.build(tasks, run, rec, replay.complete_fault(hook.complete_cursors(rec)), "guarded")
     assert_consistent(trace, hook.complete_cursors(rec))

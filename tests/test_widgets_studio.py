@@ -1,6 +1,8 @@
 import threading
 import time
 
+import pytest
+
 import tslab
 from tslab.kernels import design
 from tslab.kernels.gemm_sm90 import ALIASED
@@ -177,3 +179,17 @@ def test_a_refused_field_says_which_design_is_on_show():
     studio.pipeline_editor.set("smem_ring", "num_stages", 5)
     studio.pipeline_editor.control("smem_ring", "num_stages").value = "2.5"
     assert "showing the last valid design (#1)" in studio.pipeline_editor.message("smem_ring", "num_stages")
+
+
+def test_studio_checks_every_edit_with_the_trip_counts_it_was_given():
+    studio = Studio(design("tma_copy"), debounce=0.01, trips={"LoadTask": "n", "StoreTask": "n"}, n=range(1, 4))
+    assert studio.verdict.ok and studio.verdict.trips["n"] == [1, 2, 3]
+    assert studio.wait(10) and "reduced search" in studio._states.value
+    studio.pipeline_editor.set("smem_ring", "num_stages", 1)
+    assert studio.wait(10)
+    assert studio.verdict.trips["n"] == [1, 2, 3] and studio.verdict.design == studio.design
+
+
+def test_a_studio_with_bad_trip_counts_is_refused_with_the_place():
+    with pytest.raises(tslab.DesignError, match=r"trips\['Load'\]: names no task of this design"):
+        Studio(design("tma_copy"), trips={"Load": "n"}, n=range(1, 3))

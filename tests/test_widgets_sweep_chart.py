@@ -22,7 +22,7 @@ def test_chart_data_groups_points_and_tables_pruned_ones():
     data = chart_data(r, "smem_bytes", "states")
     assert len(data["groups"]["ok"]["x"]) == 5 and len(data["groups"]["pruned"]["x"]) == 1
     assert data["groups"]["pruned"]["text"] == ["stages=8, tile_cols=256"]
-    assert data["front"] == {"x": [32800], "y": [151]}
+    assert data["front"] == {"x": [32800], "y": [43]}
     assert [(p["reason"], p["count"]) for p in data["pruned"]] == [("capacity", 1)]
     assert "exceeds hardware capacity" in data["pruned"][0]["example"]
 

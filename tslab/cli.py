@@ -65,6 +65,27 @@ def _load_design(target: str, params: list[str], *, args: list[str], arch: str) 
     return design.with_params(**values) if values else design
 
 
+def _parse_trips(items: list[str] | None, n_text: str | None) -> tuple[dict[str, str] | None, Any]:
+    """``--trips LoadTask=n --trips MmaTask=n-1 --n 1..8`` as ``check``'s ``trips`` and ``n``."""
+    trips = None
+    if items:
+        trips = {}
+        for item in items:
+            task, sep, formula = item.partition("=")
+            if not sep or not task:
+                raise TslabError(f"--trips {item!r}: expected TASK=FORMULA, e.g. --trips MmaTask=n-1")
+            trips[task.strip()] = formula.strip()
+    if n_text is None:
+        return trips, None
+    first, dots, last = n_text.partition("..")
+    try:
+        if dots:
+            return trips, range(int(first), int(last) + 1)
+        return trips, [int(v) for v in n_text.split(",")]
+    except ValueError:
+        raise TslabError(f"--n {n_text!r}: expected a range 1..8, a list 1,2,4 or one int") from None
+
+
 def _cmd_list(_: argparse.Namespace) -> int:
     from .kernels import catalog
 
@@ -77,8 +98,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .core.check import check
     from .gpu.device import smem_capacity
 
+    trips, n = _parse_trips(args.trips, args.n)
     design = load_design(args.design, args.param or [], args=args.arg, arch=args.arch, knobs=args.knob)
-    verdict = check(design, max_states=args.max_states, smem_capacity=args.smem_capacity or smem_capacity())
+    verdict = check(design, max_states=args.max_states, smem_capacity=args.smem_capacity or smem_capacity(),
+                    strategy=args.strategy, trips=trips, n=n)
     if args.json:
         summary = verdict.summary()
         if args.trace and verdict.trace is not None:
@@ -118,6 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--json", action="store_true", help="print the verdict as JSON")
     chk.add_argument("--trace", action="store_true", help="print the counterexample interleaving step by step")
     chk.add_argument("--max-states", type=int, default=1_000_000, help="checker state bound (default 1000000)")
+    chk.add_argument("--strategy", choices=("auto", "reduced", "ts"), default="auto",
+                     help="the search over interleavings: auto (the reduced search decides, TS's own runs beside it "
+                          "while small; default), reduced, or ts (TS's breadth-first search, exactly)")
+    chk.add_argument("--trips", action="append", metavar="TASK=FORMULA",
+                     help="check a runtime loop bound with this trip count (a formula in n; repeatable), e.g. "
+                          "--trips LoadTask=n --trips MmaTask=n-1 --n 1..8")
+    chk.add_argument("--n", metavar="N", help="the n the --trips formulas are checked at: 1..8, 1,2,4 or 4")
     chk.add_argument("--smem-capacity", type=int, default=None, metavar="BYTES",
                      help="SMEM per block to check against (default: this GPU's limit, else TS's 232448)")
     add_capture_arguments(chk)

@@ -66,9 +66,16 @@ class CapturedManager:
         A TaskManager built ``verbose=False`` prints nothing; TS's warnings then stand for what it found: with
         ``skip_validation=True``, "warned checks" compares the checks that failed in the trace and in the
         re-check, and "checker outcome" what the exhaustive checker concluded (also from a state-limit warning).
+        The checker's part is compared with TS's own search (``strategy="ts"``), re-checking if ``verdict`` came
+        from the reduced one.
         """
-        verdict = verdict if verdict is not None else check(self.design)
-        ours, traced = sections(verdict.report), sections(self.report)
+        verdict = verdict if verdict is not None else check(self.design, strategy="ts")
+        traced = sections(self.report)
+        checker_compared = bool(traced["checker"]) or (self.silent and self.ts_error is None and self.options.get(
+            "exhaustive_deadlock_race_check", True))
+        if checker_compared and verdict.checker.prover != "ts":  # what TS printed is what TS's own search finds
+            verdict = check(self.design, strategy="ts")
+        ours = sections(verdict.report)
         out = {name: ours[name] == traced[name] for name in SECTIONS if traced[name]}
         if self.silent and self.ts_error is None:
             if self.options.get("skip_validation"):

@@ -17,10 +17,11 @@ import pandas as pd
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
 from ..errors import DesignError, Issue, one_line
+from . import trips as trip_counts
 from .blueprint import DEFAULT_SMEM_CAPACITY, DEFAULT_TMEM_CAPACITY, Lowered
-from .checker import CheckerResult, run_checker
+from .checker import STRATEGIES, CheckerResult, run_checker
 from .output import captured_stdout
-from .replay import trace_from_result
+from .replay import lingering_notes, trace_from_result
 from .tables import LAYOUT_COLUMNS, SCHEDULE_COLUMNS, alias_savings, layout_table, schedule_table
 from .verdict import Verdict
 
@@ -67,7 +68,9 @@ def _issue_from_warning(text: str, names: list[tuple[str, str]]) -> Issue:
     return Issue(kind, where, msg, _HINTS[kind])  # type: ignore[arg-type]
 
 
-def _checker_issues(result: CheckerResult) -> list[Issue]:
+def _checker_issues(result: CheckerResult, notes: dict[int, str] | None = None) -> list[Issue]:
+    """The checker's faults as issues; ``notes`` (per race index) qualify races TS's model may invent."""
+    notes = notes or {}
     issues = []
     for d in result.deadlocks:
         blocked = "; ".join(f"{b['task']} blocked on {b['resource']}.{b['stage']}"
@@ -75,10 +78,11 @@ def _checker_issues(result: CheckerResult) -> list[Issue]:
         where = ", ".join(f"task '{b['task']}'" for b in d["blocked"])
         issues.append(Issue("deadlock", where, f"deadlock at cursors {tuple(d['cursors'])}: {blocked}",
                             _HINTS["deadlock"]))
-    for r in result.races:
+    for n, r in enumerate(result.races):
+        note = f"; note: {notes[n]}" if n in notes else ""
         issues.append(Issue("race", f"resource '{r['writer_resource']}'",
                             f"{r['writer_task']} writes {r['writer_resource']} while {r['victim_task']} "
-                            f"{r['victim_access']} {r['victim_resource']} ({r['overlap']})", _HINTS["race"]))
+                            f"{r['victim_access']} {r['victim_resource']} ({r['overlap']}){note}", _HINTS["race"]))
     for p in result.pdl_order:
         issues.append(Issue("pdl-order", f"task '{p['launch_task']}'",
                             f"{p['launch_task']} issues {p['launch_resource']}.launch_griddep before any wait_griddep",
@@ -106,10 +110,13 @@ def under_assumption(errors: list[Issue], tasks: list[Any]) -> list[Issue]:
         return errors
     note = (f"TS assumed one loop trip for {', '.join(assumed)}: \"if the domain is not a compile-time Python int, "
             "this may be a FALSE POSITIVE (domain defaults to 1)\"")
-    hint = ("check the schedule with a real trip count: capture the kernel with the loop bound as a compile-time "
-            "int (a cutlass.Constexpr argument or a module constant), or open the kernel's TaskManager built "
-            "outside the trace with an int bound (TS's validate-only mode) with tslab.capture_call(builder); or "
-            "fix the blocked step if it blocks for any trip count")
+    names = [t.name for t in tasks if any(a.startswith(f"{t.name} (") for a in assumed)]
+    example = ", ".join(f"{name!r}: 'n'" for name in names[:3]) + (", ..." if len(names) > 3 else "")
+    hint = (f"check it with the trip count each task really runs: tslab.check(design, trips={{{example}}}, "
+            "n=range(1, 9)) (write 'n-1' for a task that runs one trip fewer); or capture the kernel with the "
+            "loop bound as a compile-time int (a cutlass.Constexpr argument or a module constant), or open the "
+            "kernel's TaskManager built outside the trace with an int bound (TS's validate-only mode) with "
+            "tslab.capture_call(builder); or fix the blocked step if it blocks for any trip count")
     return [Issue("blocked-assumed", e.where, f"{e.message}; {note}", hint) if e.kind == "deadlock" else e
             for e in errors]
 
@@ -121,15 +128,25 @@ def _empty_verdict(design: Any, issue: Issue, started: float) -> Verdict:
                    seconds=time.perf_counter() - started)
 
 
-def check(design: Any, *, max_states: int = 1_000_000, smem_capacity: int | None = None) -> Verdict:
+def check(design: Any, *, max_states: int = 1_000_000, smem_capacity: int | None = None, strategy: str = "auto",
+          trips: dict[str, Any] | None = None, n: Any = None, progress: Any = None) -> Verdict:
     """Verify ``design`` with TS (structure, capacity, exhaustive interleavings) and return a Verdict.
 
-    Never raises for a bad design: every problem is an ``Issue`` in ``Verdict.errors``.
+    ``strategy`` picks the search over interleavings: ``"auto"`` (the reduced search decides; TS's own search
+    runs beside it while it is small), ``"reduced"`` or ``"ts"`` (TS's breadth-first search exactly as
+    TaskManager runs it). ``trips={"LoadTask": "n", "MmaTask": "n-1"}, n=range(1, 9)`` checks a kernel whose
+    loop bounds are runtime values with those trip counts, one check per ``n``, instead of TS's one-trip
+    assumption; the verdict is the first failing ``n``'s (or the last ``n``'s) and lists the ``n`` checked.
+    ``progress(states, queued)`` hears from long reduced searches. Never raises for a bad design: every
+    problem is an ``Issue`` in ``Verdict.errors``; bad arguments are a ``DesignError``.
     """
     started = time.perf_counter()
     if not isinstance(max_states, int) or isinstance(max_states, bool) or max_states <= 0:
         raise DesignError("input", "check", f"max_states={max_states!r} is not a positive int",
                           "pass max_states=1_000_000 or another positive bound")
+    if strategy not in STRATEGIES:
+        raise DesignError("input", "check", f"strategy={strategy!r} is not a checker strategy",
+                          "use strategy='auto' (default), 'reduced' or 'ts'")
     try:
         lowered = design.lower()
     except DesignError as exc:
@@ -137,7 +154,12 @@ def check(design: Any, *, max_states: int = 1_000_000, smem_capacity: int | None
     except (AssertionError, ValueError, TypeError, KeyError, ZeroDivisionError, RuntimeError) as exc:
         return _empty_verdict(design, Issue("input", "design", one_line(exc),
                                             "check the design's parameters and overrides"), started)
-    verdict = verify(design, lowered, max_states=max_states, smem_capacity=smem_capacity, started=started)
+    options = {"max_states": max_states, "smem_capacity": smem_capacity, "strategy": strategy, "progress": progress}
+    plan = trip_counts.plan(trips, n, [t.name for t in lowered.tasks])
+    if plan is None:
+        verdict = verify(design, lowered, started=started, **options)
+    else:
+        verdict = _check_trips(design, lowered, plan, started, options)
     consistency = getattr(design, "consistency_issues", None)
     if consistency is not None:
         try:
@@ -147,8 +169,33 @@ def check(design: Any, *, max_states: int = 1_000_000, smem_capacity: int | None
     return verdict
 
 
+def _check_trips(design: Any, lowered: Lowered, plan: trip_counts.TripPlan, started: float,
+                 options: dict[str, Any]) -> Verdict:
+    """One check per ``n`` of ``plan`` on fresh TS objects with the tasks' loop bounds set; the first failing
+    ``n``'s verdict (the last ``n``'s when all are safe), its errors marked with that ``n``."""
+    verdict = None
+    checked = []
+    strategy = options["strategy"]
+    for value in plan.values:
+        if verdict is not None:
+            lowered = design.lower()
+        plan.apply(lowered.tasks, value)
+        verdict = verify(design, lowered, started=started, **options)
+        if options["strategy"] == "auto" and verdict.checker.ts_states is None:
+            options = {**options, "strategy": "reduced"}  # TS outgrew its budget: the reduced search alone goes on
+        checked.append({"n": value, "status": verdict.status, "states": verdict.checker.states_explored})
+        if not verdict.ok:
+            verdict.errors = [Issue(e.kind, e.where, f"{e.message} [n={value}]", e.hint) for e in verdict.errors]
+            break
+    assert verdict is not None
+    verdict.checker.strategy = strategy  # auto, also where TS's search was left out for the larger n
+    verdict.trips = {"formulas": dict(plan.formulas), "n": [c["n"] for c in checked], "checked": checked,
+                     "failed_at": None if verdict.ok else checked[-1]["n"], "text": plan.describe()}
+    return verdict
+
+
 def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int | None = None,
-           started: float | None = None) -> Verdict:
+           started: float | None = None, strategy: str = "auto", progress: Any = None) -> Verdict:
     """Run TS's verification on already-lowered objects."""
     started = time.perf_counter() if started is None else started
     bp = lowered.blueprint
@@ -170,10 +217,10 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
             errors.append(Issue("schedule", "TaskManager", one_line(exc),
                                 _HINTS["schedule"]))
         try:
-            result = run_checker(bp.tasks, max_states=max_states, record=True,
-                                 assume_pdl_wait_completed=bp.assume_pdl_wait_completed)
+            result = run_checker(bp.tasks, max_states=max_states, record=True, strategy=strategy,
+                                 progress=progress, assume_pdl_wait_completed=bp.assume_pdl_wait_completed)
         except Exception as exc:
-            result = CheckerResult(verdict="not-run", max_states=max_states)
+            result = CheckerResult(verdict="not-run", max_states=max_states, strategy=strategy)
             errors.append(Issue("schedule", "exhaustive checker", one_line(exc),
                                 "fix the structural errors above first"))
     other, failed = [], []
@@ -184,7 +231,7 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
             failed.extend(m["check"] for m in [_WARNING.match(text)] if m)
         else:
             other.append(text)
-    checker_issues = _checker_issues(result)
+    checker_issues = _checker_issues(result, lingering_notes(bp.tasks, result))
     if any(i.kind == "deadlock" for i in checker_issues):  # the exhaustive record supersedes TS's simulation
         errors = [e for e in errors if e.kind != "deadlock"]
     errors.extend(checker_issues)

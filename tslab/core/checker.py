@@ -3,6 +3,11 @@
 ``TaskManager`` runs ``check_all_interleavings`` once per assignment of opaque predicates (and once more for
 skipped work tiles), over 2 tiles for persistent kernels, but exposes no state limit; tslab runs the same
 sequence itself so that ``max_states`` applies and the results come back as data.
+
+Each run is searched by one of two provers (``strategy``): ``"ts"`` is TS's own breadth-first search, exactly
+as TaskManager runs it; ``"reduced"`` is :mod:`tslab.core.search`, the same transitions with a partial-order
+reduction; ``"auto"`` (the default) lets the reduced search decide and runs TS's search beside it while that
+costs at most ``ts_budget`` states, so small designs report both state counts.
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ from cutlass.experimental.task_scheduling.task_manager import (
     _opaque_assignments,
 )
 
+from . import search
+from .output import captured_stdout
 from .trace import internals_ok, recording
+
+STRATEGIES = ("auto", "reduced", "ts")
+#: States TS's own search may take beside the reduced one under ``strategy="auto"``.
+TS_BUDGET = 10_000
 
 
 @dataclass(frozen=True)
@@ -31,10 +42,12 @@ class CheckerRun:
     context: str
     assume_pdl_wait_completed: bool = False
 
-    def kwargs(self, max_states: int) -> dict[str, Any]:
-        return {"num_tiles": self.num_tiles, "skipped_tile": self.skipped_tile, "max_states": max_states,
-                "opaque_assignment": self.opaque_assignment,
-                "assume_pdl_wait_completed": self.assume_pdl_wait_completed}
+    def kwargs(self, max_states: int | None = None) -> dict[str, Any]:
+        """The keyword arguments of ``check_all_interleavings`` for this run (with ``max_states`` if given)."""
+        out = {"num_tiles": self.num_tiles, "skipped_tile": self.skipped_tile,
+               "opaque_assignment": self.opaque_assignment,
+               "assume_pdl_wait_completed": self.assume_pdl_wait_completed}
+        return out if max_states is None else {**out, "max_states": max_states}
 
 
 @dataclass
@@ -55,10 +68,27 @@ class CheckerResult:
     raw: Any = field(default=None, repr=False)
     recording: Any = field(default=None, repr=False)
     first_run: CheckerRun | None = None
+    strategy: str = "ts"
+    prover: str = "ts"  # the search whose result this is: "ts" (TS's BFS) or "reduced" (tslab.core.search)
+    ts_states: int | None = None  # TS's own BFS beside the reduced search (auto): its states, if it finished
+    ts_verdict: str | None = None  # and what it found: safe, deadlock, race or pdl-order
+    held_merges: int = 0  # states reached again with other held entries (then searched on exact states)
 
     @property
     def is_safe(self) -> bool:
         return self.verdict == "safe"
+
+    def states_text(self) -> str:
+        """The state count and which search it comes from, as the verdict prints it."""
+        text = f"{self.states_explored:,} states"
+        if self.prover == "reduced":
+            text += " (reduced search"
+            if self.ts_states is not None:
+                text += f"; TS's BFS: {self.ts_states:,}"
+            elif self.strategy == "auto":
+                text += f"; TS's BFS: over {TS_BUDGET:,}"
+            text += ")"
+        return text
 
 
 def planned_runs(tasks: list[Any], *, assume_pdl_wait_completed: bool = False) -> list[CheckerRun]:
@@ -96,21 +126,34 @@ def _pdl_record(p: Any) -> dict[str, Any]:
     return {"cursors": list(p.cursors), "launch_task": p.launch_task, "launch_resource": p.launch_resource}
 
 
-def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True,
-                record: bool = False, assume_pdl_wait_completed: bool = False) -> CheckerResult:
+def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True, record: bool = False,
+                assume_pdl_wait_completed: bool = False, strategy: str = "ts",
+                progress: Any = None) -> CheckerResult:
     """Run every planned checker pass until one is unsafe; sums states over the passes run.
 
     With ``record=True`` each pass is recorded (:mod:`tslab.core.trace`); ``recording`` keeps the failing
     pass's recording (the first pass's when all are safe), from which
-    :func:`tslab.core.replay.trace_from_result` rebuilds the counterexample.
+    :func:`tslab.core.replay.trace_from_result` rebuilds the counterexample. ``verbose`` lets TS's own search
+    print its report (``strategy="ts"``); ``progress(states, queued)`` hears from the reduced search.
     """
-    total = CheckerResult(verdict="safe", max_states=max_states)
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy={strategy!r} is not one of {STRATEGIES}")
+    if strategy != "ts" and not internals_ok():
+        strategy = "ts"  # the reduced search needs the checker internals; TS's own search does not
+    total = CheckerResult(verdict="safe", max_states=max_states, strategy=strategy,
+                          prover="ts" if strategy == "ts" else "reduced", ts_states=0 if strategy == "auto" else None)
     record = record and internals_ok()
     runs = planned_runs(tasks, assume_pdl_wait_completed=assume_pdl_wait_completed)
     total.first_run = runs[0]
     for run in runs:
         rec = None
-        if record:
+        if strategy != "ts":
+            found = search.explore(tasks, max_states=max_states, progress=progress, **run.kwargs())
+            res, rec = found.result, found.recording if record else None
+            total.held_merges += found.merges
+            if strategy == "auto":
+                _beside(total, tasks, run, verbose)
+        elif record:
             with recording() as rec:
                 res = ec.check_all_interleavings(tasks, verbose=verbose, **run.kwargs(max_states))
         else:
@@ -132,3 +175,21 @@ def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True,
     if total.hit_state_limit:
         total.verdict = "not-proven"
     return total
+
+
+def _beside(total: CheckerResult, tasks: list[Any], run: CheckerRun, verbose: bool) -> None:
+    """TS's own search of ``run`` within :data:`TS_BUDGET` states; its count joins ``total.ts_states`` and,
+    with ``verbose``, what it printed is printed when it finished (a budget is not TS's limit)."""
+    if total.ts_states is None:
+        return
+    with captured_stdout() as printed:
+        res = ec.check_all_interleavings(tasks, verbose=verbose, **run.kwargs(TS_BUDGET))
+    if res.hit_state_limit:
+        total.ts_states, total.ts_verdict = None, None
+        return
+    print(printed.getvalue(), end="")
+    total.ts_states += res.states_explored
+    found = "deadlock" if res.deadlock_states else "race" if res.race_states else \
+        "pdl-order" if res.pdl_order_states else "safe"
+    if total.ts_verdict in (None, "safe"):
+        total.ts_verdict = found

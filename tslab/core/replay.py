@@ -11,8 +11,9 @@ from typing import Any
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 
 from ..errors import DesignError, TslabError, one_line
+from . import search
 from . import trace as hook
-from .checker import CheckerResult, CheckerRun, planned_runs
+from .checker import STRATEGIES, CheckerResult, CheckerRun, planned_runs
 from .trace_model import Entry, Fault, NextOp, Op, State, Step, Trace
 
 ENDINGS = ("deadlock", "race", "pdl-order", "complete")
@@ -138,6 +139,34 @@ def build(tasks: list[Any], run: CheckerRun, rec: hook.Recording, fault: Fault, 
                  fault=fault, run=run.context)
 
 
+def lingering_notes(tasks: list[Any], result: CheckerResult) -> dict[int, str]:
+    """Per race of an unsafe recorded result, a note when one side of it is the entry TS leaves behind a
+    non-pipelined ProducerWork after the work returned (see :meth:`tslab.core.trace.Machine.lingering_write`):
+    then the race is real only if that work still touches the bytes asynchronously."""
+    rec, run = result.recording, result.failed_run
+    if rec is None or run is None or not result.races:
+        return {}
+    machine = hook.Machine(tasks, rec, skipped_tile=run.skipped_tile, num_tiles=run.num_tiles,
+                           opaque_assignment=run.opaque_assignment)
+    notes = {}
+    for n, race in enumerate(result.races):
+        try:
+            state = walk(machine, hook.path_to(rec, tuple(race["cursors"])))[-1][2]
+        except TslabError:
+            continue
+        for task, resource, other in ((race["writer_task"], race["writer_resource"], race["victim_task"]),
+                                      (race["victim_task"], race["victim_resource"], race["writer_task"])):
+            if machine.lingering_write(state, task, resource):
+                notes[n] = (f"{task}'s ProducerWork on the non-pipelined {resource} has returned, but TS keeps "
+                            f"{resource} written from then on (it doubles that step and the second half leaves one "
+                            "'prod' entry nothing clears): the race is real only if that work still touches the "
+                            f"bytes when {other} does, e.g. a TMA store from SMEM released before "
+                            "cp.async.bulk.wait_group.read; if the work has finished with them, it is a false "
+                            "positive of TS's model")
+                break
+    return notes
+
+
 def trace_from_result(tasks: list[Any], result: CheckerResult, design: str, *,
                       complete: bool = False) -> Trace | None:
     """The counterexample of an unsafe ``run_checker(..., record=True)`` result; for a safe one, ``None``, or
@@ -166,22 +195,36 @@ def checker_call(tasks: list[Any], run: CheckerRun, *, max_states: int, early_ex
                           "run tslab.check(design) and fix the structural errors it reports first") from None
 
 
-def _recorded(tasks: list[Any], run: CheckerRun, max_states: int,
+def _searched(tasks: list[Any], run: CheckerRun, max_states: int, strategy: str,
               early_exit: bool) -> tuple[Any, hook.Recording]:
-    with hook.recording() as rec:
-        res = checker_call(tasks, run, max_states=max_states, early_exit=early_exit)
-    return res, rec
+    """One run searched by TS's BFS (recorded) or by the reduced search (to the end: every fault kind)."""
+    if strategy == "ts":
+        with hook.recording() as rec:
+            res = checker_call(tasks, run, max_states=max_states, early_exit=early_exit)
+        return res, rec
+    try:
+        found = search.explore(tasks, max_states=max_states, stop="end", **run.kwargs())
+    except TslabError:
+        raise
+    except Exception as exc:
+        raise DesignError("schedule", "exhaustive checker", one_line(exc),
+                          "run tslab.check(design) and fix the structural errors it reports first") from None
+    return found.result, found.recording
 
 
-def trace(design: Any, to: str | None = None, *, max_states: int = 1_000_000) -> Trace:
+def trace(design: Any, to: str | None = None, *, max_states: int = 1_000_000, strategy: str = "auto") -> Trace:
     """A shortest interleaving of ``design`` ending in ``to``: ``"deadlock"``, ``"race"``, ``"pdl-order"``
-    or ``"complete"``; ``None`` takes the checker's first fault, or a run to completion when it finds none.
+    or ``"complete"``; ``None`` takes the first fault (a deadlock before a race before a PDL-order fault under
+    the reduced search; TS's first under ``strategy="ts"``), or a run to completion when there is none.
 
     Raises ``DesignError`` when no interleaving ends that way.
     """
     if to is not None and to not in ENDINGS:
         raise DesignError("input", "trace", f"to={to!r} is not a trace ending",
                           "use to='deadlock', 'race', 'pdl-order', 'complete' or None")
+    if strategy not in STRATEGIES:
+        raise DesignError("input", "trace", f"strategy={strategy!r} is not a checker strategy",
+                          "use strategy='auto' (default), 'reduced' or 'ts'")
     lowered = design.lower()
     tasks, name = lowered.tasks, design.kernel
     runs = planned_runs(tasks, assume_pdl_wait_completed=lowered.blueprint.assume_pdl_wait_completed)
@@ -190,7 +233,7 @@ def trace(design: Any, to: str | None = None, *, max_states: int = 1_000_000) ->
     for n, run in enumerate(runs):
         if to == "complete":
             break
-        res, rec = _recorded(tasks, run, max_states, early_exit=True)
+        res, rec = _searched(tasks, run, max_states, strategy, early_exit=True)
         limit_hit |= bool(res.hit_state_limit)
         fault = first_fault(res)
         if fault is None:
@@ -198,12 +241,13 @@ def trace(design: Any, to: str | None = None, *, max_states: int = 1_000_000) ->
             continue
         if to is None or fault.kind == to:
             return build(tasks, run, rec, fault, name)
-        res, rec = _recorded(tasks, run, max_states, early_exit=False)  # another fault stopped the search
+        if strategy == "ts":  # another fault stopped TS's search: search the whole run
+            res, rec = _searched(tasks, run, max_states, strategy, early_exit=False)
         fault = first_fault(res, to)
         if fault is not None:
             return build(tasks, run, rec, fault, name)
     if to in (None, "complete") and runs:
-        res, rec = safe_first or _recorded(tasks, runs[0], max_states, early_exit=False)
+        res, rec = safe_first or _searched(tasks, runs[0], max_states, strategy, early_exit=False)
         limit_hit |= bool(res.hit_state_limit)
         if rec.context is not None:
             cursors = hook.complete_cursors(rec)

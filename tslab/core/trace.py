@@ -4,7 +4,9 @@
 wraps the module globals it calls (``_advance_one_task``, ``_compute_enabled_tasks``, ``_HeldStateTracker``)
 to record each state's BFS parent and the task that moved (first discovery = the BFS parent, since the visited
 set is keyed on cursors). :class:`Machine` then re-applies the checker's own transition, enabledness, deadlock
-and race functions from the initial state. Nothing here re-implements a checker rule.
+and race functions from the initial state, and :func:`footprints` reads what each step of the checker's
+``_StepInfo`` takes, gives and touches (checked against TS's own credit transition, enabledness and held-state
+tracker as it is read). Nothing here re-implements a checker rule.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.metadata
+import math
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,11 +28,18 @@ SUPPORTED = "4.8."
 _USED = (  # every private name of the checker this module reads
     "_advance_one_task", "_compute_enabled_tasks", "_HeldStateTracker", "_find_races_at_state",
     "_next_point_accesses", "_blocked_tasks_for_deadlock", "_expand_task_for_check",
-    "_explode_sync_work", "_entry_consumer_work_phase", "_BfsState", "_CheckerContext", "_StepInfo")
+    "_explode_sync_work", "_entry_consumer_work_phase", "_BfsState", "_CheckerContext", "_StepInfo",
+    "_apply_credit_transition", "_freeze_held")
 _CONTEXT_FIELDS = ("task_names", "n_tasks", "schedule_lens", "cursor_strides", "credit_key_order",
                    "schedule_steps", "id_to_res", "alias_map", "prod_alias_map", "cons_alias_map",
                    "overlap_descs", "domain_rids")
 _STATE_FIELDS = ("cursors", "cursor_key", "prod_credits", "cons_credits", "held", "has_executed_pdl_wait")
+_STEP_FIELDS = ("stage", "rid", "track", "in_alias", "is_pdl_wait", "is_pdl_launch", "is_blocking",
+                "is_point_write", "is_point_read", "is_producer_commit", "is_consumer_release", "is_consumer_wait",
+                "is_producer_acquire", "is_producer_work", "is_consumer_work", "has_credit_transition",
+                "needs_held_update", "is_fork_group", "is_merge_group", "is_fused_merge_group", "credit_idx",
+                "producer_count", "consumer_count", "group_member_prod_counts", "group_member_cons_counts",
+                "group_member_release_slots", "group_member_wait_slots", "completion_wait_rids", "commit_wait_gen")
 _LOCK = threading.RLock()
 _TASK_BITS = 8  # parents are packed into one int: no tuple per recorded state
 
@@ -61,7 +71,7 @@ def require_internals() -> None:
 def _missing_internals(found: tuple[Any, ...]) -> list[str]:
     """Names of the hooked internals (and their fields) absent; cached per set of objects found."""
     missing = [n for n, obj in zip(_USED, found, strict=True) if obj is None]
-    fields = {"_CheckerContext": _CONTEXT_FIELDS, "_BfsState": _STATE_FIELDS}
+    fields = {"_CheckerContext": _CONTEXT_FIELDS, "_BfsState": _STATE_FIELDS, "_StepInfo": _STEP_FIELDS}
     for cls, names in fields.items():
         known = getattr(getattr(ec, cls, None), "__dataclass_fields__", {})
         missing += [f"{cls}.{n}" for n in names if n not in known]
@@ -79,12 +89,17 @@ def internals_ok() -> bool:
 
 @dataclass
 class Recording:
-    """What one recorded checker run left: BFS parents, initial state, context and held-state tracker."""
+    """What one recorded checker run left: BFS parents, initial state, context and held-state tracker.
+
+    ``paths`` holds explicit paths (task indices) to states a search reported off its BFS tree: the reduced
+    search's shortened counterexamples (:mod:`tslab.core.search`).
+    """
 
     parent: dict[int, int] = field(default_factory=dict)  # cursor_key -> parent key << _TASK_BITS | task
     initial: Any = None
     context: Any = None
     tracker: Any = None
+    paths: dict[tuple[int, ...], list[int]] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -127,7 +142,9 @@ def recording(parents: bool = True) -> Iterator[Recording]:
 
 
 def path_to(rec: Recording, cursors: tuple[int, ...]) -> list[int]:
-    """Task indices from the initial state to ``cursors`` along the BFS tree."""
+    """Task indices from the initial state to ``cursors``: the path recorded for it, else along the BFS tree."""
+    if tuple(cursors) in rec.paths:
+        return list(rec.paths[tuple(cursors)])
     key = cursor_key(rec, cursors)
     path = []
     while key:
@@ -158,6 +175,7 @@ class Machine:
             raise TslabError("trace: the recorded checker run built no context; "
                              "it must run on at least one task")
         self.tasks, self.context, self.tracker, self.initial = tasks, rec.context, rec.tracker, rec.initial
+        self.rec = rec
         ctx = self.context
         self.task_names: list[str] = list(ctx.task_names)
         self.names = {rid: getattr(r, "name", str(rid)) for rid, r in ctx.id_to_res.items()}
@@ -198,11 +216,17 @@ class Machine:
         en = ec._compute_enabled_tasks(state, self.context)
         return [i for i in range(self.context.n_tasks) if en.contains(i)], en.all_done
 
-    def races(self, state: Any) -> list[Any]:
+    def enabled_mask(self, state: Any) -> tuple[int, bool]:
+        """The checker's enabled tasks as a bit mask, and whether every task is done."""
+        en = ec._compute_enabled_tasks(state, self.context)
+        return en.mask, en.all_done
+
+    def races(self, state: Any, enabled_mask: int | None = None) -> list[Any]:
+        """The checker's races at ``state`` (``enabled_mask`` saves recomputing which tasks may move)."""
         ctx = self.context
         if not ctx.alias_map:
             return []
-        en = ec._compute_enabled_tasks(state, ctx)
+        en = ec._compute_enabled_tasks(state, ctx) if enabled_mask is None else ec._EnabledTasks(enabled_mask, False)
         accesses = ec._next_point_accesses(state, en, ctx)
         return ec._find_races_at_state(state.held, accesses, ctx.alias_map, ctx.prod_alias_map,
                                        ctx.cons_alias_map, ctx.overlap_descs, ctx.id_to_res, ctx.task_names,
@@ -227,6 +251,26 @@ class Machine:
                 return ec.PdlOrderInfo(cursors=state.cursors, launch_task=self.task_names[t],
                                        launch_resource=info.res.name)
         return None
+
+    def lingering_write(self, state: Any, task: str, resource: str) -> bool:
+        """Whether ``task``'s held ``prod`` entry on the non-pipelined ``resource`` outlives the ProducerWork that
+        made it: TS doubles such a step and its second half appends a second entry and pops only the first, so
+        one entry stays after the work returned (the task's next step is not that work)."""
+        ti = self.task_names.index(task) if task in self.task_names else -1
+        rid = next((r for r, name in self.names.items() if name == resource), None)
+        res = self.context.id_to_res.get(rid)
+        if ti < 0 or res is None or res.pipeline_config is not None:
+            return False
+        if not any(access == "prod" and t == ti for access, t, _slot, _gen in state.held.get(rid, [])):
+            return False
+        if self.done(state, ti):
+            return True
+        info = self.step_info(state, ti)
+        return not (info.rid == rid and info.is_producer_work)
+
+    def resource_name(self, task_idx: int, cursor: int) -> str:
+        """The name of the resource of ``task_idx``'s step at ``cursor`` as the checker holds it."""
+        return self.context.schedule_steps[task_idx][cursor].res.name
 
     def step_info(self, state: Any, task_idx: int) -> Any:
         return self.context.schedule_steps[task_idx][state.cursors[task_idx]]
@@ -304,3 +348,177 @@ def _tag_fits(guard: Any, tag: str) -> bool:
     name = "Always" if guard is None else getattr(guard, "name", None)
     want = {"": "Always", "F": "FirstIter", "L": "LastIter"}.get(tag)
     return name == want if want else name not in ("Always", "FirstIter", "LastIter")
+
+
+# -- footprints: what each checker step takes, gives and touches ------------------------------------------
+@dataclass(frozen=True)
+class Footprint:
+    """What one of the checker's steps needs, gives and may change, read from its ``_StepInfo``.
+
+    Credits are bit sets over the checker's credit slots (``context.credit_key_order``): ``takes_full`` is the
+    producer-commit credit a ConsumerWait needs, ``takes_empty`` the empty-slot credit a ProducerAcquire needs,
+    ``gives_full``/``gives_empty`` the credits a ProducerCommit/ConsumerRelease adds to (every member of a fork
+    or merge group). ``held`` is a bit set over the resources whose held entries the step may change
+    (:attr:`Footprints.held_bit`); ``point_access`` marks an aliased work step that the race check reads while
+    it is a task's next step.
+    """
+
+    takes_full: int = 0
+    takes_empty: int = 0
+    gives_full: int = 0
+    gives_empty: int = 0
+    held: int = 0
+    blocking: bool = False
+    pdl_wait: bool = False
+    pdl_launch: bool = False
+    point_access: bool = False
+
+
+@dataclass
+class Footprints:
+    """Per task and checker cursor, the :class:`Footprint` of the step; built by :func:`footprints`."""
+
+    steps: list[list[Footprint]]
+    credit_slots: int
+    held_bit: dict[int, int]  # resource id -> its bit in Footprint.held
+
+
+def footprints(rec: Recording) -> Footprints:
+    """The footprint of every step of a recorded run's context, each kind of step checked once against TS's
+    own ``_apply_credit_transition``, ``_compute_enabled_tasks``, ``_next_point_accesses`` and held-state
+    tracker; a disagreement (a TS release that changed its rules) is a :class:`CheckerInternalsError`."""
+    ctx = rec.context
+    rids = sorted({rid for steps in ctx.schedule_steps for info in steps for rid in _held_rids(info)})
+    held_bit = {rid: 1 << n for n, rid in enumerate(rids)}
+    checked: set[tuple] = set()
+    out = []
+    for ti, steps in enumerate(ctx.schedule_steps):
+        row = []
+        for cursor, info in enumerate(steps):
+            fp = _footprint(info, held_bit)
+            signature = (*(getattr(info, f) for f in _STEP_FIELDS), info.producer_slot, info.consumer_slot)
+            if signature not in checked:
+                checked.add(signature)
+                _self_check(rec, ti, cursor, info, fp, held_bit)
+            row.append(fp)
+        out.append(row)
+    return Footprints(out, len(ctx.credit_key_order), held_bit)
+
+
+def _bits(indices: Any) -> int:
+    out = 0
+    for i in indices:
+        out |= 1 << i
+    return out
+
+
+def _held_rids(info: Any) -> set[int]:
+    """The resources whose held entries ``_HeldStateTracker.apply`` may change for this step."""
+    if not info.needs_held_update:
+        return set()
+    rids: set[int] = set()
+    if info.is_consumer_release and info.is_merge_group:
+        rids.update(mid for mid, _slot in info.group_member_release_slots)
+    if info.is_consumer_wait and info.is_fused_merge_group:
+        rids.update(mid for mid, _slot in info.group_member_wait_slots)
+    if info.in_alias and (info.is_producer_acquire or info.is_producer_work or info.is_consumer_wait
+                          or info.is_consumer_work or info.is_consumer_release):
+        rids.add(info.rid)
+    if (info.is_producer_commit or info.is_consumer_wait) and info.completion_wait_rids:
+        rids.update(info.completion_wait_rids)
+    return rids
+
+
+def _footprint(info: Any, held_bit: dict[int, int]) -> Footprint:
+    tracked = info.track and info.has_credit_transition
+    own = 1 << info.credit_idx if info.credit_idx >= 0 else 0
+    gives_full = gives_empty = 0
+    if tracked and info.is_producer_commit:
+        gives_full = _bits(i for i, _n in info.group_member_prod_counts) if info.is_fork_group else own
+    if tracked and info.is_consumer_release:
+        gives_empty = _bits(i for i, _n in info.group_member_cons_counts) if info.is_merge_group else own
+    held = 0
+    for rid in _held_rids(info):
+        held |= held_bit[rid]
+    return Footprint(takes_full=own if tracked and info.is_consumer_wait else 0,
+                     takes_empty=own if tracked and info.is_producer_acquire else 0,
+                     gives_full=gives_full, gives_empty=gives_empty, held=held,
+                     blocking=bool(info.is_blocking and info.track), pdl_wait=bool(info.is_pdl_wait),
+                     pdl_launch=bool(info.is_pdl_launch),
+                     point_access=bool(info.in_alias and (info.is_point_write or info.is_point_read)))
+
+
+def _self_check(rec: Recording, ti: int, cursor: int, info: Any, fp: Footprint, held_bit: dict[int, int]) -> None:
+    """Hold the footprint of step ``(ti, cursor)`` to what TS's own functions do with it."""
+    ctx = rec.context
+    n = len(ctx.credit_key_order)
+    where = f"task '{ctx.task_names[ti]}' step {cursor} ({info.stage.name} on {getattr(info.res, 'name', '?')})"
+
+    def fail(what: str) -> CheckerInternalsError:
+        return CheckerInternalsError(
+            f"tslab.core.trace: {where}: {what} differs from the footprint tslab reads from _StepInfo; update "
+            f"tslab/core/trace.py for nvidia-cutlass-dsl {ts_version()}")
+
+    # credits: apply the step until every multi-producer/consumer count has wrapped once
+    base = 1 << 20
+    full, empty = (base,) * n, (base,) * n
+    totals: dict[str, dict[int, int]] = {"commits": {}, "waits": {}, "releases": {}, "acquires": {}}
+    counts = [info.producer_count, info.consumer_count, *(c for _i, c in info.group_member_prod_counts),
+              *(c for _i, c in info.group_member_cons_counts)]
+    times = min(math.lcm(*(max(1, c) for c in counts)), 4096)
+    for _ in range(times):
+        full, empty, totals = ec._apply_credit_transition(info, full, empty, totals)
+    seen = (_bits(i for i, v in enumerate(full) if v < base), _bits(i for i, v in enumerate(empty) if v < base),
+            _bits(i for i, v in enumerate(full) if v > base), _bits(i for i, v in enumerate(empty) if v > base))
+    if seen != (fp.takes_full, fp.takes_empty, fp.gives_full, fp.gives_empty):
+        raise fail("the credit transition")
+
+    # enabledness: a blocking step runs exactly when the credit it takes is there
+    def runs(full: tuple[int, ...], empty: tuple[int, ...]) -> bool:
+        cursors = tuple(cursor if t == ti else length for t, length in enumerate(ctx.schedule_lens))
+        state = ec._BfsState(cursors=cursors, cursor_key=0, prod_credits=full, cons_credits=empty, held={},
+                             total_counts=totals, path=None, has_executed_pdl_wait=False)
+        return ec._compute_enabled_tasks(state, ctx).contains(ti)
+
+    zero = (0,) * n
+    need = fp.takes_full | fp.takes_empty
+    with_need = tuple(1 if need >> i & 1 else 0 for i in range(n))
+    expected = (not fp.blocking, not fp.blocking or bool(need))
+    got = (runs(zero, zero), runs(with_need if fp.takes_full else zero, with_need if fp.takes_empty else zero))
+    if got != expected:
+        raise fail("when the step may run")
+
+    # the race check's view of the step while it is next
+    state = ec._BfsState(cursors=tuple(cursor if t == ti else length for t, length in enumerate(ctx.schedule_lens)),
+                         cursor_key=0, prod_credits=zero, cons_credits=zero, held={}, total_counts=totals,
+                         path=None, has_executed_pdl_wait=False)
+    if bool(ec._next_point_accesses(state, ec._EnabledTasks(1 << ti, False), ctx)) != fp.point_access:
+        raise fail("the point access the race check reads")
+
+    # held entries: every resource the tracker changes must be in the footprint
+    if rec.tracker is not None:
+        slots = {-1, info.producer_slot, info.consumer_slot, *(s for _m, s in info.group_member_release_slots),
+                 *(s for _m, s in info.group_member_wait_slots)}
+        others = sorted({ti, (ti + 1) % ctx.n_tasks})
+        probe = {rid: [(access, t, slot, gen) for access in ("prod_held", "prod", "cons_held", "cons")
+                       for t in others for slot in sorted(slots) for gen in sorted({-1, info.commit_wait_gen})]
+                 for rid in {*held_bit, *ctx.id_to_res, info.rid}}
+        after = rec.tracker.apply({rid: list(v) for rid, v in probe.items()}, info, ti)
+        changed = {rid for rid in {*probe, *after} if probe.get(rid, []) != after.get(rid, [])}
+        held = {rid for rid, bit in held_bit.items() if fp.held & bit}
+        if not changed <= held:
+            raise fail("the held entries it changes")
+
+
+def held_key(held: dict[int, list[Any]]) -> tuple:
+    """The held map as TS keys it when it does not key on cursors alone (``cursor_only_visited=False``)."""
+    return ec._freeze_held(held)
+
+
+def checker_context(tasks: list[Any], **run: Any) -> Recording:
+    """The initial state, context and held-state tracker TS's checker builds for one planned run of ``tasks``
+    (``run``: ``num_tiles``, ``skipped_tile``, ``opaque_assignment``, ``assume_pdl_wait_completed``), without
+    its search: TS's own set-up runs and explores the initial state only."""
+    with recording(parents=False) as rec:
+        ec.check_all_interleavings(tasks, verbose=False, early_exit=True, max_states=1, **run)
+    return rec

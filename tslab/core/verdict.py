@@ -33,6 +33,7 @@ class Verdict:
     warnings: list[str] = field(default_factory=list)
     trace: Any = None
     failed_checks: list[str] = field(default_factory=list)  # TS's TaskManager checks that failed, by method name
+    trips: dict[str, Any] | None = None  # the trip counts checked in place of TS's one-trip assumption
 
     @property
     def ok(self) -> bool:
@@ -72,8 +73,9 @@ class Verdict:
                 "checker": {"verdict": c.verdict, "states_explored": c.states_explored,
                             "complete_count": c.complete_count, "hit_state_limit": c.hit_state_limit,
                             "max_states": c.max_states, "runs": c.runs, "context": c.context,
+                            "strategy": c.strategy, "prover": c.prover, "ts_states": c.ts_states,
                             "deadlocks": c.deadlocks, "races": c.races, "pdl_order": c.pdl_order},
-                "seconds": round(self.seconds, 4)}
+                "trips": self.trips, "seconds": round(self.seconds, 4)}
 
     def text(self) -> str:
         """A readable multi-line summary."""
@@ -87,11 +89,15 @@ class Verdict:
         if self.tmem_total:
             lines.append(f"  TMEM {self.tmem_total} / {self.tmem_capacity} columns")
         if c.verdict != "not-run":
-            limit = f" (state limit {c.max_states} hit)" if c.hit_state_limit else ""
-            lines.append(f"  checker: {c.verdict}, {c.states_explored} states, {c.runs} run(s){limit}")
+            limit = f" (state limit {c.max_states:,} hit)" if c.hit_state_limit else ""
+            lines.append(f"  checker: {c.verdict}, {c.states_text()}, {c.runs} run(s){limit}")
         if c.verdict == "not-proven":
             lines.append("  not proven: the state limit stopped the search before it finished; "
                          "raise max_states or shorten the loop domain")
+        if self.trips is not None:
+            lines.append(f"  trip counts: {self.trips['text']}: " + (
+                "proven for these n only, not for every n" if self.trips["failed_at"] is None
+                else f"fails at n={self.trips['failed_at']}"))
         for issue in self.errors:
             lines.extend("  " + line for line in str(issue).splitlines())
         return "\n".join(lines)
@@ -108,7 +114,7 @@ class Verdict:
         return (f'<div class="tslab-verdict"><span style="background:{colour};color:white;padding:2px 8px;'
                 f'border-radius:4px;font-weight:bold">{self.status}</span> <code>{name}</code>'
                 f"<br>SMEM {self.smem_used:,} / {self.smem_capacity:,} B; alias savings {self.alias_savings:,} B;"
-                f" checker: {html.escape(c.verdict)}, {c.states_explored:,} states"
+                f" checker: {html.escape(c.verdict)}, {html.escape(c.states_text())}"
                 + (f"<ul>{rows}</ul>" if rows else "") + "</div>")
 
     def layout_rows(self) -> list[dict[str, Any]]:
@@ -134,7 +140,9 @@ class Verdict:
                 "memory": self.memory(), "layout": self.layout_rows(), "schedule": self.schedule_rows(),
                 "checker": {"verdict": c.verdict, "states_explored": c.states_explored,
                             "hit_state_limit": c.hit_state_limit, "max_states": c.max_states, "runs": c.runs,
-                            "context": c.context},
+                            "context": c.context, "prover": c.prover, "ts_states": c.ts_states},
+                "trips": None if self.trips is None else {k: self.trips[k] for k in ("formulas", "n", "failed_at",
+                                                                                      "text")},
                 "trace": self.trace.to_dict() if self.trace is not None else None,
                 "design": self.design.to_dict() if self.design is not None else None}
 

@@ -58,16 +58,20 @@ def counterexample_view(verdict: Verdict) -> widgets.Widget | None:
 class Studio(widgets.HBox):
     """Edit a design and watch TS's verdict, memory map and schedule follow.
 
-    ``max_states`` bounds each exhaustive check (a verdict that hits it is NOT PROVEN, never wrong).
+    ``max_states`` bounds each exhaustive check (a verdict that hits it is NOT PROVEN, never wrong);
+    ``strategy``, ``trips`` and ``n`` go to every check as :func:`tslab.check` takes them (a kernel with runtime
+    loop bounds is then checked with real trip counts on every edit).
     """
 
     counterexample_view: Callable[[Verdict], widgets.Widget | None] = staticmethod(counterexample_view)
 
     def __init__(self, design: Design, *, debounce: float = 0.15, max_states: int = 1_000_000,
-                 chart_width: int | None = CHART_WIDTH) -> None:
+                 chart_width: int | None = CHART_WIDTH, strategy: str = "auto", trips: dict[str, Any] | None = None,
+                 n: Any = None) -> None:
         super().__init__()
         self._design = design
-        self._check = functools.partial(check, max_states=max_states, smem_capacity=smem_capacity())
+        self._check = functools.partial(check, max_states=max_states, smem_capacity=smem_capacity(),
+                                        strategy=strategy, trips=trips, n=n)
         self._verdict = self._check(design)
         self._lock = threading.Lock()
         self.history = History()
@@ -186,7 +190,7 @@ class Studio(widgets.HBox):
         c = verdict.checker
         limit = f" (state limit {c.max_states:,} hit)" if c.hit_state_limit else ""
         self._states.value = (f'<span class="tslab-states">checker: {html.escape(c.verdict)}, '
-                              f"{c.states_explored:,} states in {c.runs} run(s){limit}; "
+                              f"{html.escape(c.states_text())} in {c.runs} run(s){limit}; "
                               f"checked in {verdict.seconds * 1000:.0f} ms</span>")
         if self._drawn is not None:
             self.layout_chart.update(verdict)

@@ -114,7 +114,10 @@ export interface VerdictPayload {
     max_states: number | null;
     runs: number;
     context?: string;
+    prover?: 'ts' | 'reduced';
+    ts_states?: number | null;
   };
+  trips?: { formulas: Record<string, string>; n: number[]; failed_at: number | null; text?: string } | null;
   trace?: TracePayload | null;
   design?: DesignPayload | null;
 }

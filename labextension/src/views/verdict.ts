@@ -10,6 +10,15 @@ export function badgeColour(status: string): string {
   return status === 'SAFE' ? SAFE_COLOUR : status === 'NOT PROVEN' ? '#9a6700' : FAULT_COLOUR;
 }
 
+/** "105 states (reduced search; TS's BFS: 2,795)": the state count and the search it comes from. */
+export function statesText(c: VerdictPayload['checker']): string {
+  if (c.prover !== 'reduced') {
+    return `${num(c.states_explored)} states`;
+  }
+  const ts = c.ts_states === undefined || c.ts_states === null ? '' : `; TS's BFS: ${num(c.ts_states)}`;
+  return `${num(c.states_explored)} states (reduced search${ts})`;
+}
+
 export function createBadge(v: VerdictPayload): HTMLElement {
   const c = v.checker;
   const limit = c.hit_state_limit ? ` (state limit ${num(c.max_states ?? 0)} hit)` : '';
@@ -19,8 +28,18 @@ export function createBadge(v: VerdictPayload): HTMLElement {
     h('span', { class: 'tslab-badge', style: `background:${badgeColour(v.status)}` }, v.status),
     ' ',
     h('code', {}, v.kernel),
-    c.verdict !== 'not-run' ? h('span', { class: 'tslab-checker' }, ` checker: ${c.verdict}, ${num(c.states_explored)} states, ${c.runs} run(s)${limit}`) : null
+    c.verdict !== 'not-run' ? h('span', { class: 'tslab-checker' }, ` checker: ${c.verdict}, ${statesText(c)}, ${c.runs} run(s)${limit}`) : null
   );
+}
+
+/** The trip counts checked in place of TS's one-trip assumption, and what that proves. */
+export function createTrips(v: VerdictPayload): HTMLElement | null {
+  const t = v.trips;
+  if (!t) {
+    return null;
+  }
+  const outcome = t.failed_at === null ? 'proven for these n only, not for every n' : `fails at n=${t.failed_at}`;
+  return h('div', { class: 'tslab-trips' }, `trip counts: ${t.text ?? `n = ${t.n.join(', ')}`}: ${outcome}`);
 }
 
 export function createErrors(v: VerdictPayload): HTMLElement | null {
@@ -50,6 +69,7 @@ export function createVerdictView(v: VerdictPayload): VerdictView {
     'div',
     { class: 'tslab-verdict' },
     createBadge(v),
+    createTrips(v),
     createErrors(v),
     section('memory', createLayoutMap(v.layout, v.memory)),
     section('schedule', createSwimlane(v.schedule)),
