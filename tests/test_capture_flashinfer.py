@@ -14,186 +14,41 @@ Measured against FlashInfer fb28d72 (2026-08-22), whose decode kernels call TS m
 nvidia-cutlass-dsl 4.8.1 lacks: their traces stop after the TaskManager is built, which is what a capture needs.
 """
 
-import os
-import sys
-import textwrap
-import types
-from pathlib import Path
-
 import pytest
+from flashinfer_kernels import (
+    ARCH,
+    CONTEXT_KERNEL,
+    CONTEXT_TRIPS,
+    DECODE_KERNEL,
+    KERNELS,
+    MLA_KERNEL,
+    OPTIONS,
+    capture_or_built,
+    context_args,
+    decode_args,
+    mla_args,
+    stand_in_flashinfer,
+    write_kernel,
+)
 
 import tslab
-from tslab import fake
-from tslab.capture import CaptureError, capture_call, capture_file_all
+from tslab.capture import capture_call, capture_file_all
 from tslab.core.design import Design
 
-ROOT = Path(os.environ.get("TSLAB_FLASHINFER_SRC", "/nonexistent")).expanduser()
-PACKAGE = ROOT / "flashinfer" if (ROOT / "flashinfer").is_dir() else ROOT
-KERNELS = PACKAGE / "attention" / "prims_ts" / "kernels"
 pytestmark = pytest.mark.skipif(not KERNELS.is_dir(), reason="TSLAB_FLASHINFER_SRC names no FlashInfer source")
-ARCH = "sm_100a"
-OPTIONS = "--opt-level 3"
-
-STAND_INS = '''
-import os
-import sys
-import types
-
-PACKAGE = {package!r}
-for name, rel in (("flashinfer", ""), ("flashinfer.attention", "attention"),
-                  ("flashinfer.attention.prims_ts", "attention/prims_ts")):
-    if name not in sys.modules:
-        module = types.ModuleType(name)
-        module.__path__ = [os.path.join(PACKAGE, rel)]
-        sys.modules[name] = module
-'''
-
-CONTEXT_KERNEL = '''
-import cutlass
-import cutlass.cute as cute
-from cuda.bindings import driver as cuda_drv
-from flashinfer.attention.prims_ts.kernels.fmha_context.fmha_kernel import FmhaTs
-
-HEAD_DIM = 128
-FMHA = FmhaTs(qk_acc_dtype=cutlass.Float32, pv_acc_dtype=cutlass.Float32, in_dtype=cutlass.Float16,
-              out_dtype=cutlass.Float16, d=HEAD_DIM, is_persistent=True, is_causal=False,
-              balance_causal_workload=False, is_clc_dynamic=False, head_paired=False, window_size_left=0, h_r=1,
-              enable_skip_correction=True, causal_single_kv_tile=False)
-
-
-@cute.jit
-def context_fmha(q: cute.Tensor, k: cute.Tensor, v: cute.Tensor, out: cute.Tensor, scale: cute.Tensor,
-                 output_scale: cute.Tensor, stream: cuda_drv.CUstream, max_active_clusters: cutlass.Constexpr[int]):
-    FMHA(q, k, v, out, scale, output_scale, max_active_clusters, stream)
-'''
-
-
-DECODE_KERNEL = '''
-import cutlass
-import cutlass.cute as cute
-from cuda.bindings import driver as cuda_drv
-from flashinfer.attention.prims_ts.kernels.fmha_decode.fmha_decode_config import FmhaDecodeConfig
-from flashinfer.attention.prims_ts.kernels.fmha_decode.fmha_decode_kernel import fmha_decode_launch
-
-Int32, Int64, Float32 = cutlass.Int32, cutlass.Int64, cutlass.Float32
-BATCH, HEADS_Q, HEADS_KV, HEAD_DIM, PAGE, MAX_KV = 4, 32, 8, 128, 32, 4096
-
-
-@cute.jit
-def paged_decode(q: cute.Tensor, k_cache: cute.Tensor, v_cache: cute.Tensor, out: cute.Tensor,
-                 seq_lens: cute.Tensor, kv_indptr: cute.Tensor, kv_indices: cute.Tensor, partial_o: cute.Tensor,
-                 partial_stats: cute.Tensor, split_counter: cute.Tensor, sinks: cute.Tensor,
-                 stream: cuda_drv.CUstream, cfg: cutlass.Constexpr[FmhaDecodeConfig],
-                 max_active_clusters: cutlass.Constexpr[int]):
-    fmha_decode_launch((Int32(BATCH), Int32(HEADS_Q), Int32(HEADS_KV), Int32(MAX_KV), Int32(HEAD_DIM)),
-                       q.iterator, k_cache.iterator, v_cache.iterator, out.iterator, seq_lens.iterator,
-                       cute.make_ptr(Int32, 0), Int32(BATCH), kv_indices.iterator, partial_o.iterator,
-                       partial_stats.iterator, split_counter.iterator, sinks.iterator, Float32(1.0), Float32(1.0),
-                       Int32(0), Int32(max_active_clusters), stream, cfg, MAX_KV, False, True, kv_indptr.iterator,
-                       kv_indices.iterator, Int64(1), Int64(PAGE * HEAD_DIM * HEADS_KV),
-                       Int64(PAGE * HEAD_DIM * HEADS_KV), False, False)
-'''
-
-
-def decode_args():
-    import cutlass
-    from flashinfer.attention.prims_ts.kernels.fmha_decode.fmha_decode_config import make_decode_config
-
-    batch, heads_q, heads_kv, page, max_kv = 4, 32, 8, 32, 4096
-    cfg = make_decode_config(headdim=128, seq_len_q=1, seq_len_kv=max_kv, batch_size=batch, num_heads_q=heads_q,
-                             num_heads_kv=heads_kv, qkv_dtype=cutlass.Float16, o_dtype=cutlass.Float16,
-                             qkv_layout="pagedKv", num_tokens_per_page=page, split_kv_mode="disabled",
-                             mask_type="dense", sliding_window_causal=False, attention_window_size=0,
-                             auto_tuner=True)
-    pages = batch * max_kv // page
-    return (fake.tensor("f16", (batch, heads_q, 128)), fake.tensor("f16", (pages, heads_kv, page, 128)),
-            fake.tensor("f16", (pages, heads_kv, page, 128)), fake.tensor("f16", (batch, heads_q, 128)),
-            fake.tensor("i32", (batch,), align=4), fake.tensor("i32", (batch + 1,), align=4),
-            fake.tensor("i32", (pages,), align=4), fake.tensor("f16", (1 << 20,)), fake.tensor("f32", (1 << 16,)),
-            fake.tensor("i32", (1024,), align=4), fake.tensor("f32", (1,), align=4), fake.stream(), cfg, 148)
-
-
-MLA_KERNEL = '''
-import cutlass
-from flashinfer.attention.prims_ts.kernels.mla_decode.throughput_2cta.kernel import MlaDecodeTs
-
-mla_decode = MlaDecodeTs(acc_dtype=cutlass.Float32, lse_dtype=cutlass.Float32, mma_qk_tiler_mn=(128, 128),
-                         mma_pv_tiler_mn=(128, 256), max_active_clusters=74, page_size=32, is_persistent=False,
-                         is_var_seq=False, is_var_split_kv=False, static_split_kv=1, static_seq_len_k=None,
-                         qkv_dtype="bf16", out_dtype="bf16", rope_dim=64, num_heads=128, seq_len_q=1, batch_size=4,
-                         mask_type="causal")
-'''
-
-
-def mla_args(heads=128, latent=512, rope=64, page=32):
-    """FlashInfer's fake MLA arguments: batch, page count and page-table width are runtime sizes."""
-    import cutlass
-
-    batch, pages, columns = fake.extent(), fake.extent(), fake.extent()
-    row = latent + rope
-    q_stride, out_stride = (row, 1, heads * row, heads * row), (latent, 1, heads * latent, heads * latent)
-    return (fake.tensor("bf16", (heads, latent, 1, batch), stride=q_stride),
-            fake.tensor("bf16", (heads, rope, 1, batch), stride=q_stride),
-            fake.tensor("bf16", (page, latent, pages), stride=(row, 1, page * row)),
-            fake.tensor("bf16", (page, rope, pages), stride=(row, 1, page * row)),
-            fake.tensor("i32", (columns, batch), stride=(1, columns)),
-            fake.tensor("bf16", (heads, latent, 1, batch), stride=out_stride),
-            fake.tensor("f32", (heads, 1, batch), stride=(1, heads, heads)),
-            None, cutlass.Int32(1), fake.tensor("i32", (batch,)), None, None, cutlass.Float32(1.0),
-            cutlass.Float32(1.0), fake.stream())
-
-
-def stand_in_flashinfer() -> None:
-    """Empty packages over the source tree, ``flashinfer.utils`` reduced to what the kernels import, a B200."""
-    exec(STAND_INS.format(package=str(PACKAGE)), {})
-    if "flashinfer.utils" not in sys.modules:
-        utils = types.ModuleType("flashinfer.utils")
-        utils.round_up = lambda x, y: (x + y - 1) // y * y
-        sys.modules["flashinfer.utils"] = utils
-    import cutlass.utils
-
-    class HardwareInfo:
-        def __init__(self, *args):
-            pass
-
-        def get_device_multiprocessor_count(self):
-            return 148
-
-        def get_max_active_clusters(self, cluster_size=1, *args):
-            return 148 // int(cluster_size)
-
-    cutlass.utils.HardwareInfo = HardwareInfo
-
-
-def context_args(batch=1, seq=1024, heads=8):
-    q = fake.tensor("f16", (batch, seq, heads, 128))
-    return (q, fake.tensor("f16", (batch, seq, heads, 128)), fake.tensor("f16", (batch, seq, heads, 128)),
-            fake.tensor("f16", (batch, seq, heads, 128)), fake.tensor("f32", (1,), align=4),
-            fake.tensor("f32", (1,), align=4), fake.stream(), 148)
-
-
-def capture_or_built(path, function, args, **kwargs):
-    """The capture, or what was built before a trace that stopped on a call the installed DSL version lacks."""
-    try:
-        return capture_file_all(path, function, *args, arch=ARCH, timeout=1200, **kwargs)
-    except CaptureError as exc:
-        assert "written for another CuTe DSL version" in str(exc), str(exc)
-        assert exc.result is not None
-        return exc.result
 
 
 def assert_agrees(manager):
-    verdict = tslab.check(manager.design)
-    agreement = manager.agreement(verdict)
-    assert agreement and all(agreement.values()), (agreement, manager.ts_warnings, verdict.text())
-    return verdict
+    """What TS's own search finds on the re-check is what TS found in the trace; returns both verdicts."""
+    ts = tslab.check(manager.design, strategy="ts")
+    agreement = manager.agreement(ts)
+    assert agreement and all(agreement.values()), (agreement, manager.ts_warnings, ts.text())
+    return tslab.check(manager.design), ts
 
 
 @pytest.fixture(scope="module")
 def context_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("flashinfer") / "context_fmha.py"
-    path.write_text(STAND_INS.format(package=str(PACKAGE)) + textwrap.dedent(CONTEXT_KERNEL))
-    return path
+    return write_kernel(tmp_path_factory.mktemp("flashinfer"), "context_fmha", CONTEXT_KERNEL)
 
 
 @pytest.fixture(scope="module")
@@ -210,11 +65,27 @@ def test_context_fmha_recheck_agrees_with_what_ts_found_in_the_trace(context):
     assert manager.design.tasks() == ["Softmax0Task", "Softmax1Task", "CorrectionTask", "MmaTask", "LoadTask",
                                       "EpilogueTask", "PaddingTask"]
     assert manager.silent and manager.options["skip_validation"] is True
-    verdict = assert_agrees(manager)
-    # the K/V tile count is a runtime value: TS simulates one trip, and its checker runs out of states
-    assert verdict.status == "BLOCKED (ASSUMED)"
-    assert verdict.checker.verdict == "not-proven"
+    verdict, ts = assert_agrees(manager)
+    # the K/V tile count is a runtime value: both searches check one trip for every task; TS's runs out of
+    # states, the reduced one finds every interleaving of that one trip blocked
+    assert ts.status == verdict.status == "BLOCKED (ASSUMED)"
+    assert ts.checker.verdict == "not-proven" and verdict.checker.verdict == "deadlock"
+    assert verdict.checker.states_explored < 1_000
     assert verdict.smem_total <= verdict.smem_capacity and verdict.tmem_total == 512
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_context_fmha_with_its_real_trip_counts_races_by_ts_s_model(context, n):
+    """Load, softmax and epilogue run n trips, MMA and correction n - 1: no deadlock, but the epilogue's TMA
+    store (a ProducerWork on gmem_o, whose SMEM aliases smem_o's) stays live in TS's model, so the next tile's
+    correction writing smem_o races with it."""
+    verdict = tslab.check(context.design, trips=CONTEXT_TRIPS, n=n)
+    assert verdict.status == "RACE"
+    race = next(e for e in verdict.errors if e.kind == "race")
+    assert race.where == "resource 'gmem_o_0'"
+    assert "EpilogueTask writes gmem_o_0 while CorrectionTask prod smem_o_0" in race.message
+    assert "TS keeps gmem_o_0 written from then on" in race.message
+    assert verdict.trace is not None and verdict.trace.fault.kind == "race"
 
 
 def test_context_fmha_saved_design_reopens(context):
@@ -247,18 +118,18 @@ def test_context_fmha_with_a_compile_time_tile_count_is_proven_as_ts_printed_it(
     result = capture_call(build, arch=ARCH, timeout=1200)
     manager = result.managers[0]
     assert not manager.silent and manager.options["skip_validation"] is False
+    ts = tslab.check(manager.design, strategy="ts")
+    assert manager.agreement(ts) == {"schedule": True, "smem": True, "checker": True}
+    # two K/V tiles already take TS's search past its 1,000,000 states: TS prints SAFE with a warning
+    assert ts.status == "NOT PROVEN" and not ts.errors
     verdict = tslab.check(manager.design)
-    assert manager.agreement(verdict) == {"schedule": True, "smem": True, "checker": True}
-    # two K/V tiles already take the checker past its 1,000,000 states: TS prints SAFE with a warning
-    assert verdict.status == "NOT PROVEN" and not verdict.errors
+    assert verdict.status == "RACE" and verdict.checker.prover == "reduced"
 
 
 @pytest.fixture(scope="module")
 def decode_file(tmp_path_factory):
     stand_in_flashinfer()
-    path = tmp_path_factory.mktemp("flashinfer") / "paged_decode.py"
-    path.write_text(STAND_INS.format(package=str(PACKAGE)) + textwrap.dedent(DECODE_KERNEL))
-    return path
+    return write_kernel(tmp_path_factory.mktemp("flashinfer"), "paged_decode", DECODE_KERNEL)
 
 
 def test_paged_decode_task_manager_rechecks_as_ts_found_it(decode_file):
@@ -266,16 +137,15 @@ def test_paged_decode_task_manager_rechecks_as_ts_found_it(decode_file):
     assert manager.design.tasks() == ["PageTableTask", "LoadTask", "Softmax0Task", "Softmax1Task",
                                       "CorrectionTask", "MmaTask", "PaddingTask"]
     assert manager.silent
-    verdict = assert_agrees(manager)
-    assert verdict.status == "NOT PROVEN" and not verdict.errors
+    verdict, ts = assert_agrees(manager)
+    assert ts.status == "NOT PROVEN" and not ts.errors
+    assert verdict.status == "SAFE" and verdict.checker.states_explored < 10_000
 
 
 @pytest.fixture(scope="module")
 def mla_file(tmp_path_factory):
     stand_in_flashinfer()
-    path = tmp_path_factory.mktemp("flashinfer") / "mla_decode.py"
-    path.write_text(STAND_INS.format(package=str(PACKAGE)) + textwrap.dedent(MLA_KERNEL))
-    return path
+    return write_kernel(tmp_path_factory.mktemp("flashinfer"), "mla_decode", MLA_KERNEL)
 
 
 def test_mla_decode_task_manager_rechecks_as_ts_found_it(mla_file):
@@ -284,5 +154,6 @@ def test_mla_decode_task_manager_rechecks_as_ts_found_it(mla_file):
     result = capture_or_built(mla_file, "mla_decode", mla_args(), frontend=cute.FrontendNext, options="--opt-level 2")
     manager = result.managers[0]
     assert manager.design.tasks() == ["LoadTmaTask", "MmaTask", "SoftmaxTask", "CorrectionTask", "PaddingTask"]
-    verdict = assert_agrees(manager)
-    assert verdict.ok and verdict.checker.states_explored > 100_000
+    verdict, ts = assert_agrees(manager)
+    assert verdict.ok and ts.ok and ts.checker.states_explored > 100_000
+    assert verdict.checker.states_explored * 10 < ts.checker.states_explored
