@@ -1,7 +1,7 @@
 """Real trip counts: a kernel whose loop bound is a runtime value, checked for the trip counts the user names."""
 
 import pytest
-from fixtures import runtime_tiles
+from fixtures import runtime_rows
 
 import tslab
 from tslab import fake
@@ -11,7 +11,7 @@ from tslab.core.trips import plan
 @pytest.fixture(scope="module")
 def rows():
     """Fill runs n trips, drain takes its first row in its head and n-1 trips: TS's one trip for both blocks."""
-    return tslab.capture(runtime_tiles.copy_runtime_tiles, fake.tensor("f16", (8, 256)),
+    return tslab.capture(runtime_rows.copy_runtime_tiles, fake.tensor("f16", (8, 256)),
                          fake.tensor("f16", (8, 256)), 8)
 
 

@@ -1,11 +1,14 @@
 """Building a :class:`~tslab.core.trace_model.Trace` from a recorded checker run, and ``tslab.trace(design)``.
 
-The path is the BFS tree's path to the state the checker reported; every state on it comes from re-applying
-the checker's own transition function (:class:`tslab.core.trace.Machine`), so it is a shortest counterexample.
+The path is the search's path to the state the checker reported (TS's BFS tree, or the reduced search's path,
+walked again and shortened to TS's depth); every state on it comes from re-applying the checker's own
+transition function (:class:`tslab.core.trace.Machine`), so it is a shortest counterexample.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
@@ -183,16 +186,22 @@ def trace_from_result(tasks: list[Any], result: CheckerResult, design: str, *,
     return build(tasks, run, rec, complete_fault(hook.complete_cursors(rec)), design)
 
 
-def checker_call(tasks: list[Any], run: CheckerRun, *, max_states: int, early_exit: bool) -> Any:
-    """``check_all_interleavings`` for one planned run; its own failures become a ``DesignError``."""
+@contextlib.contextmanager
+def _as_design_error() -> Iterator[None]:
+    """A failure of the checker itself (not tslab's) as the DesignError ``trace`` promises."""
     try:
-        return ec.check_all_interleavings(tasks, verbose=False, early_exit=early_exit,
-                                          **run.kwargs(max_states))
+        yield
     except TslabError:
         raise
     except Exception as exc:
         raise DesignError("schedule", "exhaustive checker", one_line(exc),
                           "run tslab.check(design) and fix the structural errors it reports first") from None
+
+
+def checker_call(tasks: list[Any], run: CheckerRun, *, max_states: int, early_exit: bool) -> Any:
+    """``check_all_interleavings`` for one planned run; its own failures become a ``DesignError``."""
+    with _as_design_error():
+        return ec.check_all_interleavings(tasks, verbose=False, early_exit=early_exit, **run.kwargs(max_states))
 
 
 def _searched(tasks: list[Any], run: CheckerRun, max_states: int, strategy: str,
@@ -202,13 +211,8 @@ def _searched(tasks: list[Any], run: CheckerRun, max_states: int, strategy: str,
         with hook.recording() as rec:
             res = checker_call(tasks, run, max_states=max_states, early_exit=early_exit)
         return res, rec
-    try:
+    with _as_design_error():
         found = search.explore(tasks, max_states=max_states, stop="end", **run.kwargs())
-    except TslabError:
-        raise
-    except Exception as exc:
-        raise DesignError("schedule", "exhaustive checker", one_line(exc),
-                          "run tslab.check(design) and fix the structural errors it reports first") from None
     return found.result, found.recording
 
 

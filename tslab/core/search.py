@@ -336,12 +336,14 @@ def _walk(model: _Model, path: list[int]) -> list[Any] | None:
 
 
 def _verify(model: _Model, path: list[int], cursors: tuple[int, ...], holds: Callable[[Any, Any], bool],
-            what: str) -> None:
+            what: str) -> list[Any]:
+    """The states along ``path``, which must end at ``cursors`` in a state where ``holds``."""
     states = _walk(model, path)
     if states is None or tuple(states[-1].cursors) != tuple(cursors) or not holds(states[-1],
                                                                                   model.enabled(states[-1])):
         raise SearchError(f"tslab.core.search: the {what} at cursors {tuple(cursors)} does not replay under TS's "
                           "own step functions; check with strategy='ts' and report this design")
+    return states
 
 
 def _shorten(model: _Model, path: list[int], keep_tasks: set[int],
@@ -389,14 +391,11 @@ def _cut(model: _Model, path: list[int], holds: Callable[[Any, Any], bool]) -> l
     return None
 
 
-def _witness(model: _Model, path: list[int], keep_tasks: set[int], holds: Callable[[Any, Any], bool],
-             what: str) -> Any:
-    """The end state of the shortest path found to a fault the search first saw at the end of ``path``; that
-    path is recorded (``Recording.paths``) for replay."""
-    states = _walk(model, path)
-    if states is None or not holds(states[-1], model.enabled(states[-1])):
-        raise SearchError(f"tslab.core.search: a {what} the reduced search found does not replay under TS's own "
-                          "step functions; check with strategy='ts' and report this design")
+def _witness(model: _Model, path: list[int], cursors: tuple[int, ...], keep_tasks: set[int],
+             holds: Callable[[Any, Any], bool], what: str) -> Any:
+    """The end state of the shortest path found to a fault the search first saw at ``cursors`` (at the end of
+    ``path``); that path is recorded (``Recording.paths``) for replay."""
+    states = _verify(model, path, cursors, holds, what)
     shorter = _shorten(model, path, keep_tasks, holds)
     if shorter is not None and len(shorter) < len(path):
         path = shorter
@@ -415,7 +414,7 @@ def _shortest_races(model: _Model, search: _Search) -> list[Any]:
             return any(_race_key(r) == key for r in model.races(state, enabled))
 
         tasks = {names.index(race.writer_task), names.index(race.victim_task)}
-        state = _witness(model, search.path(at, race.cursors), tasks, holds, "race")
+        state = _witness(model, search.path(at, race.cursors), race.cursors, tasks, holds, "race")
         out.append(next(r for r in model.races(state, model.enabled(state)) if _race_key(r) == key))
     return sorted(out, key=lambda r: sum(r.cursors))
 
@@ -429,7 +428,8 @@ def _shortest_launches(model: _Model, search: _Search) -> list[Any]:
         def holds(state: Any, enabled: Any, task: int = task) -> bool:
             return task in model.early_launches(state, enabled)
 
-        state = _witness(model, search.path(at, info.cursors), {task}, holds, "PDL launch before any wait")
+        state = _witness(model, search.path(at, info.cursors), info.cursors, {task}, holds,
+                         "PDL launch before any wait")
         out.append(ec.PdlOrderInfo(cursors=state.cursors, launch_task=info.launch_task,
                                    launch_resource=info.launch_resource))
     return sorted(out, key=lambda p: sum(p.cursors))
