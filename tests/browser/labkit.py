@@ -33,6 +33,14 @@ def open_and_run(page, lab: str, notebook: str) -> None:
     menu(page, "Run", "Run All Cells")
 
 
+def wait_until_run(page, timeout: float = 180_000) -> None:
+    """Wait until every cell has run: no cell waits with a ``[*]`` prompt and the kernel is idle."""
+    page.wait_for_function(
+        "() => ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('*'))",
+        timeout=timeout)
+    page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=timeout)
+
+
 def set_field(panel, field: str, value) -> None:
     box = panel.locator(f".tslab-field-{field} input")
     box.fill(str(value))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from labkit import ARTIFACTS, open_and_run
+from labkit import ARTIFACTS, open_and_run, wait_until_run
 
 pytestmark = pytest.mark.browser
 
@@ -30,6 +30,7 @@ def test_replay_player_steps_with_buttons_and_arrow_keys(lab, lab_page):
 
     explorer = players.last
     explorer.scroll_into_view_if_needed()
+    wait_until_run(page)  # the Explorer answers through the kernel, which runs the cells after it first
     explorer.get_by_role("button", name="reset", exact=True).click()
     expect(explorer).to_contain_text("RUNNING: move one of: LoadTask, StoreTask")
     explorer.get_by_role("button", name=re.compile(r"^LoadTask: ")).click()
