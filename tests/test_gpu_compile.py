@@ -124,7 +124,7 @@ def test_run_and_bench_without_a_gpu_say_so():
     kernel = gpu.compile(tma_copy.design(), arch="sm_90a", shape=(256, 256))
     with pytest.raises(gpu.NoGpuError, match="no NVIDIA GPU"):
         kernel.run()
-    with pytest.raises(gpu.NoGpuError, match="run and bench need a GPU"):
+    with pytest.raises(gpu.NoGpuError, match="run, bench and profile need a GPU"):
         gpu.bench(kernel)
 
 

@@ -117,3 +117,29 @@ def edits_at_construction(edits: Edits, *, validate: bool = True) -> Iterator[No
         yield
     finally:
         TaskManager.__init__ = original
+
+
+@contextlib.contextmanager
+def markers_at_construction(stages: frozenset[str] | None = None,
+                            resources: frozenset[str] | None = None) -> Iterator[None]:
+    """While active, every ``TaskManager(...)`` built in this process emits TS's IKET markers: a range named
+    ``<resource>_<ScheduleStage>`` around each schedule step, for the given stages and resources (all when
+    ``None``). TaskManager overwrites each task's own profiling flags with these, so they go to it."""
+    from cutlass.experimental.task_scheduling.enums import ScheduleStage
+
+    original = TaskManager.__init__
+
+    def marked_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        arguments = bind_arguments(original, self, args, kwargs)
+        arguments["iket_enable_profiling"] = True
+        if stages is not None:
+            arguments["iket_profiling_stages"] = frozenset(ScheduleStage[s] for s in stages)
+        if resources is not None:
+            arguments["iket_profiling_resources"] = frozenset(resources)
+        original(self, **arguments)
+
+    TaskManager.__init__ = marked_init
+    try:
+        yield
+    finally:
+        TaskManager.__init__ = original

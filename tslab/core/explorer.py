@@ -12,8 +12,8 @@ from typing import Any
 from ..errors import DesignError, TslabError, did_you_mean
 from . import trace as hook
 from .checker import planned_runs
-from .replay import checker_call, complete_fault, deadlock_fault, make_step, pdl_fault, race_fault
-from .trace_model import Fault, Op, State, Step, Trace
+from .replay import checker_call, complete_fault, deadlock_fault, make_step, pdl_fault, race_fault, views_of
+from .trace_model import Entry, Fault, Op, State, Step, Trace
 
 
 class MoveError(TslabError, ValueError):
@@ -99,6 +99,13 @@ class Explorer:
         return self._steps[-1]
 
     # -- reading -------------------------------------------------------------------------------------
+    def next_entry(self, task: str | int) -> Entry | None:
+        """Where in its schedule ``task``'s next op comes from (section, index, trip, tile, part); None when
+        the task has finished."""
+        ti = self._task_index(task)
+        m, state = self._machine, self._raw[-1]
+        return None if m.done(state, ti) else views_of(m).entries[ti][state.cursors[ti]]
+
     @property
     def state(self) -> State:
         return self._steps[-1].state

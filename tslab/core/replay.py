@@ -25,7 +25,7 @@ ENDINGS = ("deadlock", "race", "pdl-order", "complete")
 def snapshot(machine: hook.Machine, state: Any) -> State:
     """The public view of one checker state, with each task's next op and why it may not run."""
     enabled, _ = machine.enabled(state)
-    cache = _cache(machine)
+    cache = views_of(machine)
     next_ops, blocked = {}, False
     for ti, name in enumerate(machine.task_names):
         cursor = state.cursors[ti]
@@ -52,7 +52,7 @@ def make_step(machine: hook.Machine, index: int, task_idx: int | None, cursor: i
     """Step ``index``: ``task_idx`` ran its op at ``cursor`` and left ``state`` (``None``: the start)."""
     if task_idx is None or cursor is None:
         return Step(index, None, None, None, snapshot(machine, state))
-    cache = _cache(machine)
+    cache = views_of(machine)
     return Step(index, machine.task_names[task_idx], cache.ops[task_idx][cursor],
                 cache.entries[task_idx][cursor], snapshot(machine, state))
 
@@ -70,7 +70,8 @@ class _Views:
                          for e in entries] for entries in machine.entries]
 
 
-def _cache(machine: hook.Machine) -> _Views:
+def views_of(machine: hook.Machine) -> _Views:
+    """The public Op, Entry and NextOp views of a machine's steps, built on first use."""
     views = machine.views
     if views is None:
         views = machine.views = _Views(machine)

@@ -295,6 +295,22 @@ class Machine:
 def _entry_map(task: Any, skipped_tile: bool, num_tiles: int, opaque_assignment: dict | None) -> list[dict]:
     """Where each of the checker's steps of ``task`` comes from in the user's head/loop/tail lists."""
     expanded = ec._expand_task_for_check(task, skipped_tile, opaque_assignment)
+    lists = {"head": task.head_schedule_list, "loop": task.loop_schedule_list, "tail": task.tail_schedule_list}
+    one_tile = []
+    for entry, (section, index, iteration) in zip(expanded, _origins(task, expanded), strict=True):
+        parts = ec._explode_sync_work([[entry]])[0]
+        label = lists[section][index][-1] or None
+        for n, part in enumerate(parts):
+            phase = ec._entry_consumer_work_phase(part)
+            piece = phase.replace("cons_", "").replace("_", " ") if phase else \
+                f"{n + 1} of {len(parts)}" if len(parts) > 1 else None
+            one_tile.append({"task": task.name, "section": section, "index": index, "iteration": iteration,
+                             "part": piece, "label": label})
+    return [{**e, "tile": tile} for tile in range(num_tiles) for e in one_tile]
+
+
+def _origins(task: Any, expanded: list[tuple]) -> list[tuple[str, int, int | None]]:
+    """``(section, index, loop trip)`` in the task's head/loop/tail lists of each entry TS expanded."""
     head, loop, tail = task.head_schedule_list, task.loop_schedule_list, task.tail_schedule_list
     origin: list[tuple[str, int, int | None]] = []
     found = {"head": 0, "tail": 0}
@@ -319,18 +335,22 @@ def _entry_map(task: Any, skipped_tile: bool, num_tiles: int, opaque_assignment:
         else:
             raise _unmapped(task, entry)
         origin.append(("loop", pos, iteration))
-    lists = {"head": head, "loop": loop, "tail": tail}
-    one_tile = []
-    for entry, (section, index, iteration) in zip(expanded, origin, strict=True):
-        parts = ec._explode_sync_work([[entry]])[0]
-        label = lists[section][index][-1] or None
-        for n, part in enumerate(parts):
-            phase = ec._entry_consumer_work_phase(part)
-            piece = phase.replace("cons_", "").replace("_", " ") if phase else \
-                f"{n + 1} of {len(parts)}" if len(parts) > 1 else None
-            one_tile.append({"task": task.name, "section": section, "index": index, "iteration": iteration,
-                             "part": piece, "label": label})
-    return [{**e, "tile": tile} for tile in range(num_tiles) for e in one_tile]
+    return origin
+
+
+def steps_for_trips(task: Any, trips: int) -> list[dict[str, Any]]:
+    """The steps ``task`` runs on one work tile when its loop makes ``trips`` trips, as TS expands them (guards
+    included, nothing doubled or split): ``{resource, stage, section, index, iteration}`` each."""
+    import copy
+
+    from cutlass.experimental.task_scheduling.task_manager import expand_loop
+
+    run = copy.copy(task)
+    run.domain_start, run.step, run.domain, run.domain_getter = 0, 1, trips, None
+    expanded = expand_loop(run)
+    return [{"resource": entry[0].name, "stage": entry[1].name, "section": section, "index": index,
+             "iteration": iteration}
+            for entry, (section, index, iteration) in zip(expanded, _origins(run, expanded), strict=True)]
 
 
 def _unmapped(task: Any, entry: tuple) -> CheckerInternalsError:

@@ -1,4 +1,4 @@
-"""The GPU path: find the device, compile designs, run and check them, time them, export them."""
+"""The GPU path: find the device, compile designs, run and check them, time them, profile them, export them."""
 
 from .bench import BenchResult, bench
 from .compile import CompiledKernel, compile
@@ -17,6 +17,9 @@ from .errors import (
     WorkerTimeoutError,
 )
 from .export import export
+from .iket_session import ProfileError
+from .profiling import profile
+from .timeline import Timeline, TimelineError
 
 __all__ = [
     "BenchResult",
@@ -28,6 +31,9 @@ __all__ = [
     "GpuOutOfMemoryError",
     "KernelHungError",
     "NoGpuError",
+    "ProfileError",
+    "Timeline",
+    "TimelineError",
     "UnsafeDesignError",
     "UnsupportedArchError",
     "UnsupportedKernelError",
@@ -37,5 +43,6 @@ __all__ = [
     "compile",
     "device",
     "export",
+    "profile",
     "smem_capacity",
 ]

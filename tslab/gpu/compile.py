@@ -94,6 +94,15 @@ class CompiledKernel:
         self._require_catalog("bench")
         return bench(self, **kwargs)
 
+    def profile(self, **kwargs: Any) -> Any:
+        """What every warp of this kernel did on the GPU (see :func:`tslab.gpu.profile`): same shape, dtype and
+        launch options as compiled."""
+        from .profiling import profile
+
+        self._require_catalog("profile")
+        return profile(self.verdict.design, shape=self.target.shape, dtype=self.target.dtype,
+                       launch=dict(self.target.launch), **kwargs)
+
     def _require_catalog(self, what: str) -> None:
         if self.captured:
             from .errors import UnsupportedKernelError
@@ -110,7 +119,7 @@ def require_gpu(what: str) -> Any:
     info = device()
     if info is None:
         raise NoGpuError(f"{what}: no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works "
-                         "without one (kernel.ptx, kernel.cubin), run and bench need a GPU")
+                         "without one (kernel.ptx, kernel.cubin), run, bench and profile need a GPU")
     return info
 
 

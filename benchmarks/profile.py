@@ -1,0 +1,88 @@
+"""Profile catalog designs on this GPU with TS's markers and IKET: where the time goes, and what the markers cost.
+
+Run on a GPU: ``python benchmarks/profile.py --out DIR``. For each design below one block is traced and the
+kernel with one marker and the kernel with every step marked run in turn (``--repeats`` launches each): the
+traced block's lifetime on IKET's clock, medians, ``overhead`` = marked / one marker (IKET's own comparison;
+``plain_us`` is the kernel without markers, CUDA events). Each timeline is written to
+``DIR/<name>.timeline.json.gz`` (what tutorial 09 loads from ``notebooks/data/``) and its summary printed; the
+overhead table comes last.
+Targets: overhead < 1.10x for ``gemm_sm90`` with the filter named in the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import tarfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tslab import gpu
+from tslab.gpu.profiling import MAX_EVENTS_PER_WARP, profile_job
+from tslab.kernels import design
+
+WAITS = {"ConsumerWait", "ProducerAcquire"}
+#: (name, design, shape, dtype, stages marked (None: all))
+RUNS: list[tuple[str, Any, tuple[int, ...], str, set[str] | None]] = [
+    ("tma_copy", lambda: design("tma_copy"), (16384, 16384), "float16", None),
+    ("gemm_sm90", lambda: design("gemm_sm90"), (4096, 4096, 4096), "float16", None),
+    ("gemm_sm90_waits", lambda: design("gemm_sm90"), (4096, 4096, 4096), "float16", WAITS),
+    ("gemm_sm90_stages2", lambda: design("gemm_sm90", stages=2), (4096, 4096, 4096), "float16", None),
+    ("gemm_sm90_one_warpgroup", lambda: design("gemm_sm90", mma_warpgroups=1, tile_n=128), (4096, 4096, 4096),
+     "float16", None),
+    # one block's path can replay in the Explorer: 2 tiles per block (264 tiles of 128 x 256) and 4 K tiles,
+    # as the checked design (persistent over 2 tiles, k_tiles=4)
+    ("gemm_sm90_replay", lambda: design("gemm_sm90"), (1536, 5632, 256), "float16", None),
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--only", nargs="*", help="names of RUNS to profile")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name, make, shape, dtype, stages in RUNS:
+        if args.only and name not in args.only:
+            continue
+        started = time.perf_counter()
+        d = make()
+        try:
+            job, steps, _target = profile_job(d, shape=shape, dtype=dtype, blocks=1, stages=stages, resources=None,
+                                              max_events_per_warp=MAX_EVENTS_PER_WARP, repeats=args.repeats,
+                                              seed=0, launch=None, force=False, timeout=300.0)
+            with gzip.open(args.out / f"{name}.job.json.gz", "wt") as fh:
+                json.dump(job, fh, default=str)
+            print(f"[{name}] IKET trace: {json.dumps(job.get('raw_sample'), default=str)[:1500]}", flush=True)
+            timeline = gpu.Timeline.from_job(d.kernel, steps, job)
+        except Exception as exc:  # one failing design must not hide the others
+            print(f"[{name}] FAILED: {type(exc).__name__}: {exc}", flush=True)
+            rows.append({"name": name, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+            continue
+        data = timeline.to_dict()
+        with gzip.open(args.out / f"{name}.timeline.json.gz", "wt") as fh:
+            json.dump(data, fh)
+        print(f"[{name}] {time.perf_counter() - started:.1f} s\n{timeline.text()}", flush=True)
+        with pd.option_context("display.width", 160, "display.max_rows", 80):
+            print(timeline.summary().to_string(), flush=True)
+        rows.append({"name": name, "shape": "x".join(map(str, shape)),
+                     "stages": ",".join(sorted(stages or [])) or "all", "ranges": len(timeline.frame),
+                     "minimal_us": timeline.minimal_us, "marked_us": timeline.marked_us,
+                     "overhead": timeline.overhead, "plain_us": timeline.plain_us})
+    table = pd.DataFrame(rows)
+    table.to_csv(args.out / "overhead.csv", index=False)
+    with tarfile.open(args.out.with_suffix(".tar.gz"), "w:gz") as tar:  # one file: a device run returns eight
+        tar.add(args.out, arcname=args.out.name)
+    print("\n" + table.to_string(index=False))
+    return 0 if all("error" not in r for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

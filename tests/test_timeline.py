@@ -1,0 +1,157 @@
+"""Timelines from recorded IKET profiles (H200, ``benchmarks/profile.py``): placed in TS's schedules, summarised,
+replayed through the checker, saved and exported; and what ``profile`` refuses before it needs a GPU."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from cutlass.experimental.task_scheduling.enums import LoopGuard, ScheduleStage, ScheduleStageType
+from cutlass.experimental.task_scheduling.schedule_builder import ScheduleResult
+from cutlass.experimental.task_scheduling.task import Task
+
+import tslab
+from tslab import gpu
+from tslab.gpu import profiling
+from tslab.gpu.timeline import Timeline, TimelineError, place, task_steps
+from tslab.kernels import design
+from tslab.kernels._teaching import Buffer, async_pipeline
+
+RECORDED = Path(__file__).parent / "fixtures" / "iket"
+
+
+def job(name: str) -> dict:
+    with gzip.open(RECORDED / f"{name}.job.json.gz", "rt") as fh:
+        return json.load(fh)
+
+
+def timeline(name: str, kernel: str) -> Timeline:
+    d = design(kernel)
+    return Timeline.from_job(kernel, task_steps(d.lower().tasks), job(name))
+
+
+def test_every_copy_range_is_placed_in_its_tasks_schedule():
+    t = timeline("tma_copy", "tma_copy")
+    assert len(t.frame) == 85 and t.frame.section.notna().all()
+    store = t.frame[t.frame.task == "StoreTask"]
+    assert sorted(store.warp.unique()) == [0, 1, 2, 3]  # the store task's four warps
+    assert (store.groupby("warp").size() == 17).all()  # bind once, then 4 trips of wait, read, store, release
+    assert set(store[store.section == "loop"].iteration) == {0, 1, 2, 3}
+    assert (t.frame.start_ns >= 0).all() and (t.frame.duration_ns >= 0).all()
+    assert t.lifetimes.start_ns.min() == 0
+
+
+def test_the_gemm_summary_names_what_each_wait_waits_for():
+    t = timeline("gemm_sm90_replay", "gemm_sm90")
+    s = t.summary().set_index(["task", "step"])
+    assert s.loc[("MmaTask", "smem_ab.ConsumerWait"), "waits_for"].startswith("overlapped")
+    assert s.loc[("LoadTask", "smem_ab.ProducerAcquire"), "waits_for"] == "no free stage"
+    assert s.loc[("EpilogueTask", "smem_epi.ConsumerWait"), "waits_for"] == "data not yet committed"
+    assert ((s.share >= 0) & (s.share <= 1)).all()
+    reading = t.reading()
+    assert any(line.startswith("MmaTask waited") and "not a stall" in line for line in reading)
+    assert t.overhead == pytest.approx(t.marked_us / t.minimal_us) and t.plain_us > 0
+
+
+def test_a_filtered_profile_keeps_only_the_marked_steps():
+    d = design("gemm_sm90")
+    steps = task_steps(d.lower().tasks, {"ConsumerWait", "ProducerAcquire"})
+    t = Timeline.from_job("gemm_sm90", steps, job("gemm_sm90_waits"))
+    assert set(t.frame.stage) == {"ConsumerWait", "ProducerAcquire"}
+    assert (t.frame[t.frame.task == "MmaTask"].groupby(["warp", "tile"]).size() > 60).all()
+
+
+def test_the_measured_order_replays_through_the_checker():
+    d = design("gemm_sm90")
+    explorer = timeline("gemm_sm90_replay", "gemm_sm90").replay(d)
+    assert explorer.status.kind == "complete"
+    assert len(explorer.history) - 1 == len(tslab.trace(d, to="complete").steps) - 1
+
+
+def test_a_measured_order_the_checker_would_not_take_is_said_loudly():
+    d = design("gemm_sm90")
+    t = timeline("gemm_sm90_replay", "gemm_sm90")
+    mma = t.frame.task == "MmaTask"
+    t.frame.loc[mma, ["start_ns", "end_ns"]] -= 10_000  # the MMAs finish before their data arrived
+    with pytest.raises(TimelineError, match=r"MmaTask's measured step .* is not one the checker lets run then"):
+        t.replay(d)
+
+
+def test_replay_needs_every_step_marked():
+    t = timeline("gemm_sm90_replay", "gemm_sm90")
+    t.meta["stages"] = ["ConsumerWait"]
+    with pytest.raises(TimelineError, match=r"replay needs every step marked"):
+        t.replay(design("gemm_sm90"))
+
+
+def test_ranges_no_trip_count_explains_are_not_a_path_of_the_design():
+    (store,) = [s for s in task_steps(design("tma_copy").lower().tasks) if s.name == "StoreTask"]
+    items = [(i * 100, i * 100 + 10, n) for i, n in enumerate(
+        ["smem_ring_ConsumerAuxWork", "smem_ring_ConsumerWork", "smem_ring_ConsumerWait"])]
+    with pytest.raises(TimelineError, match=r"task 'StoreTask': ranges 1.. of a warp .* match no trip count"):
+        place(store, items)
+
+
+def test_ranges_on_one_clock_tick_may_come_in_either_order():
+    (store,) = [s for s in task_steps(design("tma_copy").lower().tasks) if s.name == "StoreTask"]
+    names = ["smem_ring_ConsumerAuxWork", "smem_ring_ConsumerWait", "gmem_out_ProducerWork", "smem_ring_ConsumerWork",
+             "smem_ring_ConsumerRelease"]
+    items = [(0, 0, names[0]), (32, 64, names[1]), (64, 64, names[2]), (64, 64, names[3]), (96, 96, names[4])]
+    placed = place(store, items)
+    assert [s["stage"] for _item, s in placed] == ["ConsumerAuxWork", "ConsumerWait", "ConsumerWork", "ProducerWork",
+                                                  "ConsumerRelease"]
+
+
+def test_a_timeline_saves_loads_and_exports_for_perfetto(tmp_path):
+    t = timeline("gemm_sm90_replay", "gemm_sm90")
+    path = tmp_path / "t.json.gz"
+    with gzip.open(path, "wt") as fh:
+        json.dump(t.to_dict(), fh)
+    back = Timeline.load(path)
+    assert back.frame.equals(t.frame) and back.lifetimes.equals(t.lifetimes)
+    assert back.summary().equals(t.summary()) and back.text() == t.text()
+    trace = json.loads(t.to_perfetto(tmp_path / "t.perfetto.json").read_text())
+    slices = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert len(slices) == len(t.frame) and {e["ph"] for e in trace["traceEvents"]} == {"M", "X"}
+    with pytest.raises(TimelineError, match=r"not a tslab timeline"):
+        Timeline.from_dict({"kernel": "x"})
+
+
+def test_profile_without_a_gpu_says_so():
+    with pytest.raises(gpu.NoGpuError, match=r"profile of 'tma_copy': no NVIDIA GPU .* run, bench and profile"):
+        gpu.profile(design("tma_copy"))
+
+
+def test_bad_profile_arguments_are_refused_before_any_gpu_work():
+    with pytest.raises(tslab.DesignError, match=r"blocks=0 is not a positive int"):
+        gpu.profile(design("tma_copy"), blocks=0)
+
+
+def test_too_many_distinct_steps_for_ikets_narrow_encoding_names_the_filter():
+    bufs = [Buffer(name=f"b{i}", buffer=f"b{i}", stage_bytes=1024, pipeline_config=async_pipeline(2))
+            for i in range(6)]
+    loop = ScheduleStageType.Loop
+    produce = [(b, getattr(ScheduleStage, s), loop, LoopGuard.Always, "write" if s == "ProducerWork" else None)
+               for b in bufs for s in ("ProducerAcquire", "ProducerWork", "ProducerCommit")]
+    consume = [(b, getattr(ScheduleStage, s), loop, LoopGuard.Always, "read" if s == "ConsumerWork" else None)
+               for b in bufs for s in ("ConsumerWait", "ConsumerWork", "ConsumerRelease")]
+    tasks = [Task(name="P", src_resources=[], dst_resources=bufs, warp_idx=0, num_warps=1,
+                  schedule=ScheduleResult(schedule_list=produce, loop_start=0, loop_end=2, loop_step=1)),
+             Task(name="C", src_resources=bufs, dst_resources=[], warp_idx=1, num_warps=1,
+                  schedule=ScheduleResult(schedule_list=consume, loop_start=0, loop_end=2, loop_step=1))]
+    steps = task_steps(tasks)
+    with pytest.raises(tslab.DesignError, match=r"(?s)36 distinct steps would be marked, more than the 30 .*stages="):
+        profiling._check_slots("wide", steps, None, None)
+    profiling._check_slots("wide", task_steps(tasks, {"ConsumerWait", "ProducerAcquire"}), None, None)
+
+
+def test_the_one_marker_the_cost_is_measured_against_runs_least_often():
+    steps = task_steps(design("gemm_sm90").lower().tasks)
+    resource, stage = profiling.minimal_step(steps)
+    counts = {}
+    for t in steps:
+        for s in t.tile(1):
+            counts[(s["resource"], s["stage"])] = counts.get((s["resource"], s["stage"]), 0) + 1
+    assert counts[(resource, stage)] == min(counts.values())

@@ -1,0 +1,105 @@
+"""``profile(design)``: what every warp of the design's kernel did on this GPU, step by step (a Timeline).
+
+The design is checked, then compiled twice in a fresh worker (plain, and with TS's per-step markers), run once
+under NVIDIA's IKET on fresh inputs (the output is checked), and both kernels are timed in turn in the same
+worker, so the markers' cost comes with the timeline. Bounded: one block by default, a cap on ranges per warp,
+and a marker-slot count checked before anything is compiled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import DesignError
+from .compile import SETUP_TIMEOUT, checked_target, require_gpu, verified
+from .iket_session import MARKER_SLOTS, ProfileError
+from .targets import resolve
+from .timeline import Timeline, task_steps
+from .worker import run_job
+
+#: Ranges IKET keeps per warp by default (each takes two timestamps of the warp's buffer).
+MAX_EVENTS_PER_WARP = 16_384
+
+
+def profile(design: Any, *, shape: tuple[int, ...] | None = None, dtype: str | None = None, blocks: int = 1,
+            stages: set[str] | None = None, resources: set[str] | None = None,
+            max_events_per_warp: int = MAX_EVENTS_PER_WARP, repeats: int = 20, seed: int = 0,
+            launch: dict[str, Any] | None = None, force: bool = False, timeout: float = 300.0) -> Timeline:
+    """Profile one launch of ``design``'s kernel on this GPU; ``blocks`` blocks are kept (``1``: IKET traces one
+    block, and the plain and marked kernels are timed ``repeats`` times each). ``stages`` (ScheduleStage names)
+    and ``resources`` limit the steps TS marks; IKET's narrow encoding holds 30 distinct step names.
+    Without a GPU: :class:`~tslab.gpu.NoGpuError`."""
+    if getattr(design, "is_captured", False):
+        from .errors import UnsupportedKernelError
+
+        raise UnsupportedKernelError(f"captured kernel '{design.kernel}': tslab has no inputs for it yet; profile "
+                                     "a catalog design, or run the kernel's own host code under IKET's CLI")
+    if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
+        raise DesignError("input", "profile", f"blocks={blocks!r} is not a positive int",
+                          "pass blocks=1 (one block, timed too) or a few more")
+    job, steps, target = profile_job(design, shape=shape, dtype=dtype, blocks=blocks, stages=stages,
+                                     resources=resources, max_events_per_warp=max_events_per_warp, repeats=repeats,
+                                     seed=seed, launch=launch, force=force, timeout=timeout)
+    timeline = Timeline.from_job(design.kernel, steps, job)
+    timeline.meta.update(shape=list(target.shape), dtype=target.dtype, stages=sorted(stages) if stages else None,
+                         resources=sorted(resources) if resources else None)
+    return timeline
+
+
+def profile_job(design: Any, *, shape: tuple[int, ...] | None, dtype: str | None, blocks: int,
+                stages: set[str] | None, resources: set[str] | None, max_events_per_warp: int, repeats: int,
+                seed: int, launch: dict[str, Any] | None, force: bool, timeout: float) -> tuple[dict, list, Any]:
+    """The profile job's plain result (what :func:`profile` makes a Timeline of), the design's tasks as the
+    timeline reads them, and the target run."""
+    require_gpu(f"profile of '{design.kernel}'")
+    target = resolve(design, shape, dtype, launch)
+    verdict = verified(design, force)
+    target = checked_target(target, verdict)
+    steps = task_steps(design.lower().tasks, stages, resources)
+    _check_slots(design.kernel, steps, stages, resources)
+    job = run_job("tslab.gpu.profile_jobs:profile_job",
+                  {"target": target.to_dict(), "blocks": blocks, "stages": sorted(stages) if stages else None,
+                   "resources": sorted(resources) if resources else None, "minimal": minimal_step(steps),
+                   "max_ts_per_warp": 2 * max_events_per_warp, "repeats": repeats, "seed": seed,
+                   "timeout": timeout},
+                  timeout=SETUP_TIMEOUT, what=f"profile of '{design.kernel}'",
+                  env={"CUTE_DSL_DISABLE_FILE_CACHING": "1"}, error=ProfileError)
+    _check_buffer(job, max_events_per_warp)
+    return job, steps, target
+
+
+def minimal_step(steps: list[Any]) -> list[str]:
+    """``[resource, stage]`` of the step that runs least often per work tile: the one marker of the kernel the
+    markers' cost is measured against (IKET's guide: compare with a minimal instrumentation)."""
+    counts: dict[tuple[str, str], int] = {}
+    for t in steps:
+        for s in t.tile(1):
+            key = (s["resource"], s["stage"])
+            counts[key] = counts.get(key, 0) + 1
+    return list(min(counts, key=lambda k: (counts[k], k)))
+
+
+def marked_names(steps: list[Any]) -> set[str]:
+    """The distinct range names TS emits for these tasks: one marker slot each."""
+    return {f"{s['resource']}_{s['stage']}" for t in steps for s in t.tile(2)}
+
+
+def _check_slots(kernel: str, steps: list[Any], stages: Any, resources: Any) -> None:
+    names = marked_names(steps)
+    if len(names) > MARKER_SLOTS:
+        raise DesignError("input", f"profile of '{kernel}'",
+                          f"{len(names)} distinct steps would be marked, more than the {MARKER_SLOTS} that IKET's "
+                          "narrow event encoding holds (a wider one costs more per event)",
+                          "mark fewer: stages={'ConsumerWait', 'ProducerAcquire', 'ConsumerWork', 'ProducerWork'} "
+                          "or resources={...} (the names in verdict.schedule)")
+
+
+def _check_buffer(job: dict[str, Any], max_events: int) -> None:
+    counts: dict[tuple[int, int], int] = {}
+    for block, warp, *_ in job["ranges"]:
+        counts[(block, warp)] = counts.get((block, warp), 0) + 1
+    full = [key for key, n in counts.items() if n >= max_events]
+    if full:
+        raise ProfileError(f"profile: IKET's buffer filled ({max_events} ranges per warp) in {len(full)} warp(s), so "
+                           "the timeline would stop early; pass max_events_per_warp= higher, a smaller shape, or "
+                           "stages=/resources= to mark fewer steps")
