@@ -1,8 +1,9 @@
 """The data the JupyterLab extension's own tests read is what tslab emits today.
 
 ``labextension/test/fixtures/`` holds recorded mime payloads (the demo_deadlock and demo_race traces, a
-gemm_sm90 verdict with aliased phases, a design file) and ``labextension/src/catalog.json`` the kernels the
-launcher offers. Rewrite both after a change with ``python tests/test_labextension_data.py``.
+gemm_sm90 verdict with aliased phases, a design file, the timeline of an H200 profile of gemm_sm90) and
+``labextension/src/catalog.json`` the kernels the launcher offers. Rewrite both after a change with
+``python tests/test_labextension_data.py``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,17 @@ def _plain(value):
     return json.loads(json.dumps(value))
 
 
+def _timeline() -> dict[str, object]:
+    """The timeline payload of the recorded H200 profile of gemm_sm90 (tests/fixtures/iket)."""
+    import gzip
+
+    from tslab.gpu.timeline import Timeline, task_steps
+
+    with gzip.open(Path(__file__).parent / "fixtures" / "iket" / "gemm_sm90_replay.job.json.gz", "rt") as fh:
+        job = json.load(fh)
+    return Timeline.from_job("gemm_sm90", task_steps(design("gemm_sm90").lower().tasks), job).to_mime()
+
+
 def recorded() -> dict[str, object]:
     """File name -> the payload tslab emits now."""
     deadlock, race = (tslab.check(design(k)) for k in ("demo_deadlock", "demo_race"))
@@ -35,6 +47,7 @@ def recorded() -> dict[str, object]:
         "verdict_gemm_sm90.json": _plain(gemm.to_mime()),
         "verdict_demo_deadlock.json": _plain(deadlock.to_mime()),
         "design_gemm_sm90.tslab.json": _plain({**saved.to_dict(), "verdict": tslab.check(saved).to_mime()}),
+        "timeline_gemm_sm90.json": _plain(_timeline()),
     }
 
 

@@ -64,3 +64,23 @@ def test_a_bad_bundle_is_refused_by_the_schema():
     payload["status"] = "FINE"
     with pytest.raises(jsonschema.ValidationError, match="'FINE' is not one of"):
         _validator("verdict").validate(payload)
+
+
+@pytest.mark.parametrize("name", ["tma_copy", "gemm_sm90_replay", "gemm_sm90_waits"])
+def test_timeline_bundles_follow_their_schema(name):
+    import gzip
+    from pathlib import Path
+
+    from tslab.gpu.timeline import Timeline, task_steps
+
+    with gzip.open(Path(__file__).parent / "fixtures" / "iket" / f"{name}.job.json.gz", "rt") as fh:
+        job = json.load(fh)
+    kernel = "tma_copy" if name == "tma_copy" else "gemm_sm90"
+    stages = {"ConsumerWait", "ProducerAcquire"} if name.endswith("waits") else None
+    timeline = Timeline.from_job(kernel, task_steps(design(kernel).lower().tasks, stages), job)
+    bundle = timeline._repr_mimebundle_()
+    assert set(bundle) == {mime.TIMELINE, "text/plain"} and bundle["text/plain"] == timeline.text()
+    _validator("timeline").validate(_saved(bundle[mime.TIMELINE]))
+    capped = timeline.to_mime(max_ranges=50)
+    assert len(capped["ranges"]) <= 60 and capped["shown_until_ns"] < capped["total_ns"]
+    _validator("timeline").validate(_saved(capped))

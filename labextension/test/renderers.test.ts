@@ -2,6 +2,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { OPEN_DESIGN_EVENT } from '../src/views/design';
 import { MIME_TYPE as DESIGN, RenderedDesign } from '../src/renderers/design';
+import { MIME_TYPE as TIMELINE, RenderedTimeline } from '../src/renderers/timeline';
 import { MIME_TYPE as TRACE, RenderedTrace } from '../src/renderers/trace';
 import { MIME_TYPE as VERDICT, RenderedVerdict } from '../src/renderers/verdict';
 import { fixture, key, mimeModel } from './helpers';
@@ -133,5 +134,51 @@ describe('design renderer, captured designs', () => {
     const node = await render(new RenderedDesign({ mimeType: DESIGN } as any), DESIGN, captured);
     expect(node.querySelector('.tslab-source')!.textContent).toBe('captured from ring_copy.py::ring_copy with (f16[8,256], f16[8,256]) for sm_90a');
     expect(node.querySelector('.tslab-overrides')!.textContent).toBe('knob STRIP = 128');
+  });
+});
+
+describe('timeline renderer: a profiled kernel, warp by warp', () => {
+  const payload = () => fixture('timeline_gemm_sm90.json');
+  const renderTimeline = () => render(new RenderedTimeline({ mimeType: TIMELINE } as any), TIMELINE, payload());
+
+  it('draws one lane per warp, grouped by task, with every step a slice', async () => {
+    const node = await renderTimeline();
+    const t = payload();
+    const warps = t.tasks.reduce((n: number, task: any) => n + task.warps.length, 0);
+    expect([...node.querySelectorAll('.tslab-timeline-task')].map(e => e.textContent)).toEqual(t.tasks.map((x: any) => x.name));
+    expect(node.querySelectorAll('.tslab-lane-label')).toHaveLength(warps);
+    expect(node.querySelectorAll('.tslab-slice')).toHaveLength(t.ranges.length);
+    expect(node.querySelector('.tslab-timeline-title')!.textContent).toContain(`gemm_sm90: ${t.ranges.length} steps of ${warps} warps`);
+    expect(node.querySelectorAll('.tslab-timeline-reading li')).toHaveLength(t.reading.length);
+    // the MMA warps' waits overlap their own wgmma: hatched apart from the stalls
+    expect(node.querySelectorAll('.tslab-kind-overlapped').length).toBeGreaterThan(0);
+    expect(node.querySelectorAll('.tslab-kind-wait').length).toBeGreaterThan(0);
+  });
+
+  it('names the step under the pointer, zooms and pans with the keyboard', async () => {
+    const node = await renderTimeline();
+    const slice = node.querySelector<SVGElement>('.tslab-slice')!;
+    slice.dispatchEvent(new Event('mouseenter'));
+    expect(node.querySelector('.tslab-timeline-detail')!.textContent).toMatch(/^\w+Task warp \d+: \w+\(\w+\) (head|loop|tail)\[\d+\]/);
+    const frame = node.querySelector<HTMLElement>('.tslab-timeline')!;
+    const window = () => node.querySelector('.tslab-timeline-window')!.textContent;
+    const all = window();
+    const slices = node.querySelectorAll('.tslab-slice').length;
+    key(frame, '+');
+    key(frame, '+');
+    expect(window()).not.toBe(all);
+    expect(node.querySelectorAll('.tslab-slice').length).toBeLessThan(slices);
+    key(frame, 'ArrowRight');
+    key(frame, '0');
+    expect(window()).toBe(all);
+    node.querySelector<HTMLButtonElement>('[aria-label="zoom in"]')!.click();
+    expect(window()).not.toBe(all);
+    node.querySelector<HTMLButtonElement>('[aria-label="show all"]')!.click();
+    expect(window()).toBe(all);
+  });
+
+  it('falls back to the text of the output for a payload it cannot draw', async () => {
+    const node = await render(new RenderedTimeline({ mimeType: TIMELINE } as any), TIMELINE, { tslab_timeline: 1 }, 'gemm_sm90: 510 ranges');
+    expect(node.querySelector('.tslab-fallback')!.textContent).toBe('gemm_sm90: 510 ranges');
   });
 });

@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import { describe, expect, it } from 'vitest';
 import { MIME_TYPE as DESIGN } from '../src/renderers/design';
+import { MIME_TYPE as TIMELINE } from '../src/renderers/timeline';
 import { MIME_TYPE as TRACE } from '../src/renderers/trace';
 import { MIME_TYPE as VERDICT } from '../src/renderers/verdict';
 import { ROOT, fixture } from './helpers';
 
 const schema = (kind: string) => JSON.parse(readFileSync(join(ROOT, 'tslab', 'schemas', `${kind}.v1.json`), 'utf8'));
 const ajv = new Ajv2020({ strict: false, allErrors: true });
-for (const kind of ['design', 'trace', 'verdict']) {
+for (const kind of ['design', 'trace', 'verdict', 'timeline']) {
   ajv.addSchema(schema(kind));
 }
 const validate = (kind: string) => ajv.getSchema(`https://tslab/schemas/${kind}.v1.json`)!;
@@ -21,7 +22,8 @@ describe('schemas shared with the Python side', () => {
     ['trace', 'trace_demo_race.json'],
     ['verdict', 'verdict_gemm_sm90.json'],
     ['verdict', 'verdict_demo_deadlock.json'],
-    ['design', 'design_gemm_sm90.tslab.json']
+    ['design', 'design_gemm_sm90.tslab.json'],
+    ['timeline', 'timeline_gemm_sm90.json']
   ])('%s schema accepts %s', (kind, name) => {
     const check = validate(kind);
     expect(check(fixture(name)), JSON.stringify(check.errors)).toBe(true);
@@ -32,12 +34,13 @@ describe('schemas shared with the Python side', () => {
   });
 
   it('names each MIME type after its schema version', () => {
-    expect([VERDICT, TRACE, DESIGN]).toEqual([
+    expect([VERDICT, TRACE, DESIGN, TIMELINE]).toEqual([
       'application/vnd.tslab.verdict.v1+json',
       'application/vnd.tslab.trace.v1+json',
-      'application/vnd.tslab.design.v1+json'
+      'application/vnd.tslab.design.v1+json',
+      'application/vnd.tslab.timeline.v1+json'
     ]);
-    for (const kind of ['design', 'trace', 'verdict']) {
+    for (const kind of ['design', 'trace', 'verdict', 'timeline']) {
       expect(schema(kind).title).toContain(`application/vnd.tslab.${kind}.v1+json`);
     }
   });

@@ -18,11 +18,14 @@ from typing import Any
 
 import pandas as pd
 
+from ..core.mime import TIMELINE as TIMELINE_MIME
 from ..core.trace import steps_for_trips
 from ..errors import TslabError
 
 COLUMNS = ["block", "warp", "task", "resource", "stage", "section", "index", "iteration", "tile", "start_ns",
            "end_ns", "duration_ns"]
+#: Ranges a saved notebook keeps of one timeline (a longer run is shown from its start).
+MAX_SHOWN_RANGES = 2000
 #: What a blocking step waits for, in the words a summary uses.
 WAITS = {"ConsumerWait": "data not yet committed", "ProducerAcquire": "no free stage"}
 
@@ -263,6 +266,35 @@ class Timeline:
         opener = gzip.open if p.suffix == ".gz" else open
         with opener(p, "rt") as fh:
             return cls.from_dict(json.load(fh))
+
+    def to_mime(self, max_ranges: int = MAX_SHOWN_RANGES) -> dict[str, Any]:
+        """What a saved notebook keeps for JupyterLab's timeline renderer (``mime.TIMELINE``): the ranges up to
+        the time where ``max_ranges`` are shown (a long run shows its start), the summary and its reading."""
+        tasks = list(dict.fromkeys(self.lifetimes.task.dropna()))
+        index = {t: i for i, t in enumerate(tasks)}
+        f = self.frame.sort_values("end_ns")
+        total = float(self.lifetimes.end_ns.max()) if len(self.lifetimes) else 0.0
+        until = total if len(f) <= max_ranges else float(f.end_ns.iloc[max_ranges - 1])
+        shown = f[f.end_ns <= until]
+        overlapped = self.meta.get("overlapped_waits") or {}
+        summary = self.summary()
+        return {"tslab_timeline": 1, "kernel": self.kernel, "block_us": self.block_us, "marked_us": self.marked_us,
+                "minimal_us": self.minimal_us, "plain_us": self.plain_us, "overhead": self.overhead,
+                "tasks": [{"name": t, "warps": sorted(int(w) for w in self.lifetimes[self.lifetimes.task == t].warp),
+                           "overlapped": list(overlapped.get(t, []))} for t in tasks],
+                "ranges": [[index[r.task], int(r.warp), r.resource, r.stage, r.section, int(r.index),
+                            None if pd.isna(r.iteration) else int(r.iteration), int(r.tile), int(r.start_ns),
+                            int(r.end_ns)] for r in shown.itertuples()],
+                "lifetimes": [[index.get(r.task, -1), int(r.warp), int(r.start_ns), int(r.end_ns)]
+                              for r in self.lifetimes.itertuples() if r.task in index],
+                "total_ns": total, "shown_until_ns": until,
+                "summary": [{"task": r.task, "step": r.step, "count": int(r.count), "median_ns": float(r.median_ns),
+                             "p90_ns": float(r.p90_ns), "share": round(float(r.share), 4), "waits_for": r.waits_for}
+                            for r in summary.itertuples()],
+                "reading": self.reading()}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {TIMELINE_MIME: self.to_mime(), "text/plain": self.text()}
 
     def to_perfetto(self, path: str | Path) -> Path:
         """Write the ranges as a Trace Event JSON file, which the Perfetto UI (ui.perfetto.dev) opens: one

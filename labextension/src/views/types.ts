@@ -133,3 +133,23 @@ export interface DesignPayload {
   knobs?: Record<string, unknown>;
   verdict?: VerdictPayload;
 }
+
+/** `Timeline.to_mime()` (tslab/schemas/timeline.v1.json). */
+export interface TimelinePayload {
+  tslab_timeline: 1;
+  kernel: string;
+  block_us?: number;
+  marked_us?: number | null;
+  minimal_us?: number | null;
+  plain_us?: number | null;
+  overhead?: number | null;
+  tasks: { name: string; warps: number[]; overlapped?: string[] }[];
+  /** [task index, warp, resource, stage, section, index, iteration or null, tile, start_ns, end_ns] */
+  ranges: [number, number, string, string, string, number, number | null, number, number, number][];
+  /** [task index, warp, start_ns, end_ns] */
+  lifetimes?: [number, number, number, number][];
+  total_ns: number;
+  shown_until_ns: number;
+  summary: { task: string; step: string; count: number; median_ns: number; p90_ns?: number; share: number; waits_for: string }[];
+  reading: string[];
+}
