@@ -16,8 +16,8 @@ export const KIND_FILLS: Record<string, string> = {
 };
 const LANE = 14;
 const GROUP_GAP = 8;
-const LABEL = 150;
-const WIDTH = 900;
+const LABEL = 130;
+const WIDTH = 900; // the time axis where the container's width is not known (jsdom); else the container's
 const AXIS = 18;
 
 type Range = TimelinePayload['ranges'][number];
@@ -69,13 +69,17 @@ export function createTimeline(t: TimelinePayload): TimelineView {
   const end = t.shown_until_ns || t.total_ns || 1;
   let view: [number, number] = [0, end];
 
-  const svg = s('svg', { class: 'tslab-timeline-lanes', viewBox: `0 0 ${LABEL + WIDTH} ${height}`, width: '100%',
-    preserveAspectRatio: 'xMinYMin meet', role: 'img' }) as SVGSVGElement;
+  const svg = s('svg', { class: 'tslab-timeline-lanes', height, role: 'img' }) as SVGSVGElement;
   const detail = h('div', { class: 'tslab-timeline-detail' }, 'point at a step to name it');
   const range = h('span', { class: 'tslab-timeline-window' });
-  const x = (ns: number) => LABEL + ((ns - view[0]) / (view[1] - view[0])) * WIDTH;
+  let width = WIDTH; // text stays its own size: the axis takes the width the output area gives
+  const x = (ns: number) => LABEL + ((ns - view[0]) / (view[1] - view[0])) * width;
 
   function draw(): void {
+    const room = svg.parentElement?.clientWidth ?? 0;
+    width = room > LABEL + 200 ? room - LABEL - 8 : WIDTH;
+    svg.setAttribute('width', String(LABEL + width));
+    svg.setAttribute('viewBox', `0 0 ${LABEL + width} ${height}`);
     const parts: SVGElement[] = [];
     t.tasks.forEach((task, i) => {
       const mine = lanes.filter(l => l.task === i);
@@ -85,13 +89,13 @@ export function createTimeline(t: TimelinePayload): TimelineView {
     });
     for (const l of lanes) {
       parts.push(s('text', { class: 'tslab-lane-label', x: LABEL - 4, y: l.y + 10, 'text-anchor': 'end' }, `warp ${l.warp}`));
-      parts.push(s('line', { class: 'tslab-timeline-rule', x1: LABEL, x2: LABEL + WIDTH, y1: l.y + LANE - 1, y2: l.y + LANE - 1 }));
+      parts.push(s('line', { class: 'tslab-timeline-rule', x1: LABEL, x2: LABEL + width, y1: l.y + LANE - 1, y2: l.y + LANE - 1 }));
     }
     for (const [task, warp, startNs, endNs] of t.lifetimes ?? []) {
       const l = laneOf.get(`${task}:${warp}`);
       if (l && endNs >= view[0] && startNs <= view[1]) {
         const x0 = Math.max(LABEL, x(startNs));
-        const x1 = Math.min(LABEL + WIDTH, x(endNs));
+        const x1 = Math.min(LABEL + width, x(endNs));
         parts.push(s('rect', { class: 'tslab-timeline-life', x: x0, y: l.y + 2, width: Math.max(0, x1 - x0), height: LANE - 4 }));
       }
     }
@@ -102,7 +106,7 @@ export function createTimeline(t: TimelinePayload): TimelineView {
         continue;
       }
       const x0 = Math.max(LABEL, x(startNs));
-      const x1 = Math.min(LABEL + WIDTH, x(endNs));
+      const x1 = Math.min(LABEL + width, x(endNs));
       const kind = kindOf(stage, resource, t.tasks[task].overlapped ?? []);
       const rect = s('rect', { class: `tslab-slice tslab-kind-${kind}`, x: x0, y: l.y + 2, width: Math.max(0.8, x1 - x0),
         height: LANE - 4, fill: KIND_FILLS[kind] }, s('title', {}, describeRange(t, r)));
@@ -173,12 +177,20 @@ export function createTimeline(t: TimelinePayload): TimelineView {
   });
   svg.addEventListener('wheel', event => {
     const box = svg.getBoundingClientRect();
-    const at = box.width ? ((event.clientX - box.left) / box.width) * (LABEL + WIDTH) : LABEL + WIDTH / 2;
-    const centre = view[0] + ((Math.min(Math.max(at, LABEL), LABEL + WIDTH) - LABEL) / WIDTH) * (view[1] - view[0]);
+    const at = box.width ? ((event.clientX - box.left) / box.width) * (LABEL + width) : LABEL + width / 2;
+    const centre = view[0] + ((Math.min(Math.max(at, LABEL), LABEL + width) - LABEL) / width) * (view[1] - view[0]);
     api.zoom(event.deltaY < 0 ? 1.5 : 1 / 1.5, centre);
     event.preventDefault();
   }, { passive: false });
   api.node = frame;
   draw();
+  // drawn again at the width the output area gives once it is in the page, and when that width changes
+  const resize = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => draw());
+  resize?.observe(frame);
+  const dispose = api.dispose;
+  api.dispose = () => {
+    resize?.disconnect();
+    dispose();
+  };
   return api;
 }
