@@ -79,6 +79,14 @@ def test_a_measured_order_the_checker_would_not_take_is_said_loudly():
         t.replay(d)
 
 
+def test_a_block_that_ran_more_trips_than_the_checker_models_is_refused_with_the_shape_to_profile():
+    saved = Path(__file__).parents[1] / "notebooks" / "data" / "h200_profile_gemm_sm90.timeline.json.gz"
+    t = Timeline.load(saved)  # 4096^3: 64 K tiles per work tile
+    with pytest.raises(TimelineError, match=r"LoadTask ran 64 loop trips per work tile, the checker models 4: .*"
+                                            r"1536 x 5632 x 256"):
+        t.replay(design("gemm_sm90"))
+
+
 def test_replay_needs_every_step_marked():
     t = timeline("gemm_sm90_replay", "gemm_sm90")
     t.meta["stages"] = ["ConsumerWait"]

@@ -206,7 +206,7 @@ class Timeline:
             if stage not in WAITS:
                 return ""
             if stage == "ConsumerWait" and resource in overlapped.get(task, []):
-                return "overlapped: the task's own MMAs run while it waits"
+                return "overlapped: own MMAs in flight"
             return WAITS[stage]
 
         out["waits_for"] = [waits_for(t, s) for t, s in zip(out.task, out.step, strict=True)]
@@ -343,6 +343,7 @@ def replay(timeline: Timeline, design: Any, block: int = 0, *, tolerance_ns: int
         raise TimelineError("replay needs every step marked: profile without stages= or resources=")
     ex = Explorer(design)
     rows = timeline.frame[(timeline.frame.block == block) & (timeline.frame.tile < ex.run.num_tiles)]
+    _check_trips(rows, ex, block)
     firsts = rows.groupby("task").warp.min()
     mine = rows[rows.warp == rows.task.map(firsts)].sort_values(["end_ns", "start_ns"])
     pending = [(int(r.end_ns), r.task, (r.section, int(r.index), None if pd.isna(r.iteration) else int(r.iteration),
@@ -362,6 +363,24 @@ def replay(timeline: Timeline, design: Any, block: int = 0, *, tolerance_ns: int
                                 f"tile {where[3]}) ending at {end} ns is not one the checker lets run then "
                                 f"({ex.status}): the measured order is not a path of the design as checked")
     return ex
+
+
+def _check_trips(rows: pd.DataFrame, ex: Any, block: int) -> None:
+    """A clear error when the block ran more loop trips per work tile than the checker models."""
+    from ..core.replay import views_of
+
+    entries = views_of(ex._machine).entries
+    for ti, task in enumerate(ex.tasks):
+        modelled = {e.tile: e.iteration for e in entries[ti] if e.iteration is not None}
+        mine = rows[(rows.task == task) & rows.iteration.notna()]
+        if modelled and len(mine):
+            ran = int(mine.iteration.max()) + 1
+            if ran > max(modelled.values()) + 1:
+                raise TimelineError(
+                    f"block {block}: {task} ran {ran} loop trips per work tile, the checker models "
+                    f"{max(modelled.values()) + 1}: the run is not one of the paths it checked; to replay, "
+                    f"profile a problem whose blocks run that many trips (tutorial 09: gemm_sm90 at "
+                    f"1536 x 5632 x 256, K = 4 x tile_k)")
 
 
 def _take(ex: Any, task: str, where: tuple[str, int, int | None, int]) -> None:
