@@ -56,6 +56,7 @@ def test_without_a_gpu_the_panel_says_so(panel):
     assert "No GPU here" in BenchPanel("grid_stride_copy")._status.value
     assert panel.run() is None and "no NVIDIA GPU" in panel.last_error
     assert panel.bench() is None and panel.results == []
+    assert panel.profile() is None and "need a GPU" in panel.last_error and panel.timeline is None
     assert "no GPU here: compile results only" in panel._chart.children[0].value
     assert panel._figure is None  # no empty axes
 
@@ -67,6 +68,15 @@ def test_bench_results_accumulate(panel):
     panel.bench(sizes=[(8192, 8192)], repeats=2)
     assert len(panel.results) == 2 and panel._table.value.count("<tr>") == 3
     assert len(panel.figure.data) >= 1
+
+
+@pytest.mark.gpu
+def test_profile_draws_the_timeline_of_the_fields_design(panel):
+    timeline = panel.profile()
+    assert timeline is not None, panel.last_error
+    assert timeline.kernel == "tma_copy" and len(timeline.frame) > 0
+    (shown,) = panel._timeline.outputs
+    assert "application/vnd.tslab.timeline.v1+json" in shown["data"]
 
 
 def test_export_writes_a_package(panel, tmp_path):

@@ -1,6 +1,7 @@
 """``BenchPanel``: pick a GPU kernel and its parameters, then compile, run and check, time, and export it.
 
-Every button calls a method of the same name (``compile()``, ``run()``, ``bench()``, ``export(path)``), which
+Every button calls a method of the same name (``compile()``, ``run()``, ``bench()``, ``profile()``,
+``export(path)``), which
 tests and notebooks may call directly. Errors are shown in the panel and kept in ``last_error``; nothing
 raises out of a button. Without a GPU the panel says so, and still compiles for the chosen arch.
 """
@@ -21,7 +22,9 @@ from ..gpu import BenchResult, CompiledKernel, device
 from ..gpu import bench as gpu_bench
 from ..gpu import compile as gpu_compile
 from ..gpu import export as gpu_export
+from ..gpu import profile as gpu_profile
 from ..gpu.targets import GPU_KERNELS
+from ..gpu.timeline import Timeline
 from ..kernels import kernel_module
 
 ARCHES = ("sm_90a", "sm_100a")
@@ -68,6 +71,7 @@ class BenchPanel(widgets.VBox):
         self.compiled: CompiledKernel | None = None
         self._compiled_for: tuple | None = None  # (design JSON, shape, arch) that self.compiled was built from
         self.results: list[BenchResult] = []
+        self.timeline: Timeline | None = None
         self.last_error = ""
         self._busy = threading.Lock()
         # Teaching designs that fail on purpose compile with force=True in code; they are nothing to time.
@@ -80,12 +84,14 @@ class BenchPanel(widgets.VBox):
         self._params = widgets.VBox()
         self._export_path = widgets.Text(value=f"{kernel}_pkg", description="export to")
         self._buttons = {name: widgets.Button(description=label) for name, label in
-                         (("compile", "Compile"), ("run", "Run + check"), ("bench", "Bench"), ("export", "Export"))}
+                         (("compile", "Compile"), ("run", "Run + check"), ("bench", "Bench"), ("profile", "Profile"),
+                          ("export", "Export"))}
         for name, button in self._buttons.items():
             button.on_click(lambda _b, n=name: self._in_background(n))
         self._status = widgets.HTML()
         self._compile_view = widgets.HTML()
         self._table = widgets.HTML()
+        self._timeline = widgets.Output()
         self._figure: go.FigureWidget | None = None
         self._chart = widgets.VBox([widgets.HTML(
             '<i class="tslab-bench-no-gpu">no GPU here: compile results only</i>' if self.device is None else "")])
@@ -95,7 +101,7 @@ class BenchPanel(widgets.VBox):
         self.children = [
             widgets.HBox([self._kernel, self._arch, self._shape], layout=wrap), self._params,
             widgets.HBox([*self._buttons.values(), self._export_path], layout=wrap), self._status,
-            self._compile_view, self._table, self._chart,
+            self._compile_view, self._table, self._chart, self._timeline,
         ]
         self.add_class("tslab-bench-panel")
         self._say(self._device_line())
@@ -178,6 +184,17 @@ class BenchPanel(widgets.VBox):
             return result
         return self._act("bench", work)
 
+    def profile(self, **options: Any) -> Timeline | None:
+        """Profile one launch of the fields' design on this GPU (IKET, TS's per-step markers) and draw the
+        timeline below; ``options`` go to :func:`tslab.gpu.profile` (``stages=``, ``resources=``, ...)."""
+        def work() -> Timeline:
+            timeline = gpu_profile(self.design, shape=self._shape_value(), **options)
+            self.timeline = timeline
+            self._timeline.clear_output()
+            self._timeline.append_display_data(timeline)
+            return timeline
+        return self._act("profile", work)
+
     def export(self, path: str | Path | None = None) -> Path | None:
         """Write the compiled design as an importable package at ``path``."""
         target = Path(path or self._export_path.value)
@@ -233,8 +250,8 @@ class BenchPanel(widgets.VBox):
 
     def _device_line(self) -> str:
         if self.device is None:
-            return ("No GPU here: Compile works for the chosen arch; Run + check and Bench need an NVIDIA GPU "
-                    "(export writes a package that runs on one).")
+            return ("No GPU here: Compile works for the chosen arch; Run + check, Bench and Profile need an NVIDIA "
+                    "GPU (export writes a package that runs on one).")
         return f"GPU: {self.device}"
 
     def _say(self, text: str, *, error: bool = False) -> None:
