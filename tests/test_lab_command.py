@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
 #: Everything the tutorials ship: the notebooks, the kernel files they open and the recorded results they load.
 TUTORIAL_FILES = sorted(str(p.relative_to(ROOT / "notebooks")) for p in (ROOT / "notebooks").rglob("*")
-                        if p.is_file() and p.suffix in (".ipynb", ".py", ".json", ".jsonl")
+                        if p.is_file() and p.suffix in (".ipynb", ".py", ".json", ".jsonl", ".gz")
                         and "checkpoint" not in str(p))
 
 

@@ -160,3 +160,42 @@ def test_check_with_tslab_captures_a_kernel_file_and_shows_its_verdict(page, lab
         'tslab.capture_file("ring_copy.py", "ring_copy"')
     page.screenshot(path=str(ARTIFACTS / "labextension-check-file.png"))
     assert _our_errors(page) == []
+
+
+@pytest.mark.parametrize("width", [1000, 1600])
+def test_saved_profile_timeline_fits_zooms_and_names_a_step(page, width):
+    """Tutorial 09's saved timeline draws without a kernel inside the output area, zooms and pans from its
+    buttons and keys, and names the step under the pointer."""
+    from playwright.sync_api import expect
+
+    page.set_viewport_size({"width": width, "height": 1000})
+    page.evaluate("path => { window.jupyterapp.commands.execute('docmanager:open',"
+                  " {path, factory: 'Notebook', kernelPreference: {shouldStart: false}}); }",
+                  "09_where_the_time_goes.ipynb")
+    _accept_kernel_dialog(page)
+    timeline = page.locator(".jp-OutputArea-output .tslab-timeline").first
+    timeline.wait_for(timeout=60_000)
+    timeline.scroll_into_view_if_needed()
+    lanes = timeline.locator("svg.tslab-timeline-lanes")
+    area = page.locator(".jp-OutputArea-output", has=page.locator(".tslab-timeline")).first
+    assert lanes.bounding_box()["width"] <= area.bounding_box()["width"] + 1, "the timeline is wider than its output"
+    assert lanes.bounding_box()["width"] > 0.6 * area.bounding_box()["width"], "the timeline does not use the width"
+    window = timeline.locator(".tslab-timeline-window")
+    whole = window.inner_text()
+    timeline.get_by_role("button", name="zoom in").click()
+    expect(window).not_to_have_text(whole)
+    zoomed = window.inner_text()
+    timeline.get_by_role("button", name="pan right").click()
+    expect(window).not_to_have_text(zoomed)
+    timeline.focus()
+    page.keyboard.press("0")
+    expect(window).to_have_text(whole)
+    slices = timeline.locator("rect.tslab-slice")
+    widest = slices.evaluate_all("(rs) => rs.reduce((best, r, i) =>"
+                                 " r.getBBox().width > rs[best].getBBox().width ? i : best, 0)")
+    slices.nth(widest).hover()
+    named = slices.nth(widest).locator("title").text_content()
+    assert re.match(r"\w+Task warp \d+: \w+\(\w+\) ", named), named
+    expect(timeline.locator(".tslab-timeline-detail")).to_have_text(named)
+    timeline.screenshot(path=str(ARTIFACTS / f"timeline-09-{width}.png"))
+    assert not _our_errors(page)

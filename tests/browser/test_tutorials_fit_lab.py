@@ -1,4 +1,5 @@
-"""Tutorials 07 and 08 run in JupyterLab in Chromium, and their charts and widgets fit at 1600 and 1000 px.
+"""Tutorials 07, 08 and 09 run in JupyterLab in Chromium, and their charts, timelines and widgets fit at 1600 and
+1000 px.
 
 Screenshots of each tutorial's charts go to ``test-artifacts/tutorial-<nb>-<n>-<width>.png``.
 """
@@ -11,13 +12,17 @@ from labkit import ARTIFACTS, open_and_run
 pytestmark = pytest.mark.browser
 WIDTHS = (1600, 1000)
 
+#: The charts screenshotted: plotly figures and profile timelines.
+CHARTS = ".jp-OutputArea-output .svg-container, .jp-OutputArea-output .tslab-timeline"
+
 #: Drawn parts wider than the output area they sit in (plotly draws into a fixed-size svg-container).
 TOO_WIDE_JS = """
 (areas) => areas.flatMap((area) => {
   const limit = area.getBoundingClientRect().right + 1;
-  return [...area.querySelectorAll('.svg-container, .tslab-sweep-chart, .tslab-studio, .tslab-bench-panel')]
+  const drawn = '.svg-container, .tslab-sweep-chart, .tslab-studio, .tslab-bench-panel, .tslab-timeline, svg';
+  return [...area.querySelectorAll(drawn)]
     .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > limit)
-    .map((e) => e.className.split(' ')[0] + ' ' + Math.round(e.getBoundingClientRect().right - limit) + ' px');
+    .map((e) => (e.getAttribute('class') || e.tagName).split(' ')[0] + ' ' + Math.round(e.getBoundingClientRect().right - limit) + ' px');
 })
 """
 
@@ -49,7 +54,8 @@ def _scrolled_through(page):
             return
 
 
-@pytest.mark.parametrize("notebook", ["07_hopper_gemm.ipynb", "08_sweep_a_design_space.ipynb"])
+@pytest.mark.parametrize("notebook", ["07_hopper_gemm.ipynb", "08_sweep_a_design_space.ipynb",
+                                      "09_where_the_time_goes.ipynb"])
 def test_tutorial_runs_and_its_charts_fit(lab, lab_page, notebook):
     page = lab_page
     open_and_run(page, lab, notebook)
@@ -61,7 +67,7 @@ def test_tutorial_runs_and_its_charts_fit(lab, lab_page, notebook):
         for _ in _scrolled_through(page):
             problems += [f"{width}: {p}" for p in page.locator(".jp-OutputArea-output").evaluate_all(TOO_WIDE_JS)]
             raised = raised or page.locator(".jp-OutputArea-output", has_text="Traceback").count() > 0
-            for chart in page.locator(".jp-OutputArea-output .svg-container").all():
+            for chart in page.locator(CHARTS).all():
                 title = chart.inner_text()[:60]
                 if chart.is_visible() and (title, width) not in shots:
                     chart.screenshot(path=str(ARTIFACTS / f"tutorial-{notebook[:2]}-{len(shots)}-{width}.png"))
