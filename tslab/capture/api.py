@@ -29,6 +29,7 @@ from ..core.verdict import Verdict
 from ..errors import TslabError
 from . import snapshot as _snapshot
 from .errors import crash_error, trace_error, user_frame
+from .namespaces import listed, unlisted_modules
 from .recorder import compile_call, read_spill, record_trace
 from .source import KernelSource, remember
 from .ts_report import SECTIONS, checker_outcome, sections, warned_checks
@@ -187,10 +188,17 @@ def _label(fn: Any) -> str:
 
 def _traced(call: Callable[[], Any], label: str, arch: str, timeout: float, edits: Edits | None,
             hint: str, options: str = "") -> CaptureResult:
+    modules = unlisted_modules()  # resource classes of a file imported by path travel by reference too
+
+    def trace_listed() -> dict[str, Any]:
+        with listed(modules):
+            return record_trace(call, spill, edits)
+
     with tempfile.TemporaryDirectory(prefix="tslab-trace-") as spill:
-        outcome = run_in_child(lambda: record_trace(call, spill, edits), timeout=timeout)
+        outcome = run_in_child(trace_listed, timeout=timeout)
         spilled = read_spill(spill)
-    return _result(outcome, spilled, label, arch, hint, options)
+    with listed(modules):
+        return _result(outcome, spilled, label, arch, hint, options)
 
 
 def _frontend_hint(frontend: Any, options: str) -> str:
@@ -290,6 +298,7 @@ def _build(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arc
         if "dump_error" in entry:
             raise CaptureError(f"capture of '{label}': TaskManager {i}: {entry['dump_error']}")
         bundle = _snapshot.load(entry["bundle"])
+        _refuse_traced_resources(bundle, label, i)
         report = out_bytes[entry["start"]:entry.get("end", len(out_bytes))].decode(errors="replace")
         design_name = label if len(entries) == 1 else f"{label}[{i}]"
         design = Design.from_tasks(bundle["tasks"], bundle["graph"],
@@ -305,3 +314,14 @@ def _build(outcome: ChildOutcome, entries: list[dict[str, Any]], label: str, arc
     return CaptureResult(managers, outcome.stdout, arch, stderr=outcome.stderr)
 
 
+def _refuse_traced_resources(bundle: dict[str, Any], label: str, index: int) -> None:
+    """A resource that could not leave the trace (its class cannot be named outside it) is a clear error."""
+    allocator = bundle["smem_allocator"]
+    found = [r for t in bundle["tasks"] for r in (*t.src_resources, *t.dst_resources)]
+    found += list(getattr(allocator, "_barrier_resources", None) or [])
+    lost = next((r for r in found if isinstance(r, _snapshot.Traced)), None)
+    if lost is not None:
+        raise CaptureError(f"capture of '{label}': TaskManager {index}: a resource ({lost.type_name}: {lost.text}) "
+                           "could not be copied out of the trace, because its class cannot be found by name "
+                           "outside it; define the kernel's resource classes at module level of a file and capture "
+                           "it with tslab.capture_file(path, host_function, ...)")

@@ -57,9 +57,14 @@ def constexpr_params(host_fn: Callable[..., Any], args: tuple, kwargs: dict) -> 
 
 
 def arg_spec(value: Any) -> Any:
-    """A plain description of one capture argument (fake tensors and streams, numbers, strings)."""
+    """A plain description of one capture argument: fake tensors and streams, numbers, strings, tuples and lists
+    of them, CuTe DSL element types."""
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
+    if isinstance(value, (tuple, list)):
+        return {type(value).__name__: [arg_spec(v) for v in value]}
+    if isinstance(value, type) and _is_dsl_dtype(value):
+        return {"dtype": value.__name__}
     name = type(value).__name__
     if name == "_FakeTensor":
         return {"tensor": str(value.element_type.__name__), "shape": [_plain_extent(d) for d in value.shape],
@@ -74,8 +79,15 @@ def _plain_extent(value: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def arg_from_spec(spec: Any) -> Any:
-    """The capture argument a spec written by :func:`arg_spec` stands for."""
+def _is_dsl_dtype(value: type) -> bool:
+    """Whether ``value`` is a CuTe DSL element type (``cutlass.Float16``, ``cutlass.Int32``, ...)."""
+    import cutlass
+
+    return (value.__module__ or "").startswith("cutlass") and getattr(cutlass, value.__name__, None) is value
+
+
+def arg_from_spec(spec: Any, where: str = "argument") -> Any:
+    """The capture argument a spec written by :func:`arg_spec` stands for (``where`` names it in errors)."""
     from .. import fake
 
     if isinstance(spec, dict):
@@ -83,8 +95,19 @@ def arg_from_spec(spec: Any) -> Any:
             return fake.tensor(spec["tensor"], tuple(spec["shape"]), stride=tuple(spec["stride"]))
         if spec.get("stream"):
             return fake.stream()
-        raise TslabError(f"captured design JSON: argument {spec!r} cannot be re-created; capture the kernel again "
-                         "with tslab.capture_file(...)")
+        for kind in ("tuple", "list"):
+            if isinstance(spec.get(kind), list):
+                items = [arg_from_spec(v, f"{where}[{i}]") for i, v in enumerate(spec[kind])]
+                return tuple(items) if kind == "tuple" else items
+        if isinstance(spec.get("dtype"), str):
+            import cutlass
+
+            dtype = getattr(cutlass, spec["dtype"], None)
+            if isinstance(dtype, type):
+                return dtype
+        raise TslabError(f"captured design JSON: {where} {spec!r} cannot be re-created (tslab saves fake tensors "
+                         "and streams, numbers, strings, tuples and lists of them and CuTe DSL dtypes); pass that "
+                         "value as one of those, or capture the kernel again with tslab.capture_file(...)")
     return spec
 
 
@@ -314,8 +337,8 @@ def load_captured(data: dict[str, Any]) -> Any:
     if not isinstance(src, dict) or "arch" not in src:
         raise DesignError("input", where, "'source' does not say how the kernel was captured",
                           "save the design with Design.to_json() after tslab.capture_file(...)")
-    args = tuple(arg_from_spec(a) for a in src.get("args", []))
-    kwargs = {k: arg_from_spec(v) for k, v in (src.get("kwargs") or {}).items()}
+    args = tuple(arg_from_spec(a, f"argument {i}") for i, a in enumerate(src.get("args", [])))
+    kwargs = {k: arg_from_spec(v, f"argument {k!r}") for k, v in (src.get("kwargs") or {}).items()}
     index = int(src.get("index", 0))
     kwargs.update(frontend=_frontend(src.get("frontend"), where), options=src.get("options", ""))
     if "file" in src:
