@@ -12,7 +12,10 @@ the re-trace cache answers), on the ring copy of ``tests/fixtures/ring_copy.py``
 First render: in a fresh interpreter, the seconds from importing ``tslab.widgets`` until a Studio is shown (its
 memory map as a placeholder; target < 3 s) and until its first plotly figure replaces the placeholder.
 
-    python benchmarks/interactivity.py [--repeat 15]
+GPU loop (``--gpu``, on a machine with a GPU): edit -> check -> compile -> run checked of tma_copy and gemm_sm90
+4096^3 with the warm worker against a fresh worker per step, and a cached re-run (see ``gpu_loop.py``).
+
+    python benchmarks/interactivity.py [--repeat 15] [--gpu]
 """
 
 from __future__ import annotations
@@ -22,13 +25,12 @@ import statistics
 import time
 
 from tslab.kernels import NAMES, design
-from tslab.widgets import Studio
 
 TARGET_MS = {"gemm_sm90": 300.0}
 DEFAULT_TARGET_MS = 100.0
 
 
-def edits(studio: Studio):
+def edits(studio):
     """An endless cycle of two edits that undo each other."""
     pipelines = studio.design.pipelines()
     if pipelines:
@@ -45,6 +47,8 @@ def edits(studio: Studio):
 
 
 def measure(name: str, repeat: int) -> list[float]:
+    from tslab.widgets import Studio
+
     studio = Studio(design(name), debounce=0.0)
     cycle = edits(studio)
     next(cycle)()  # warm up caches and the figure widgets once
@@ -105,7 +109,12 @@ def measure_first_render() -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--gpu", action="store_true", help="time the GPU loop only (needs a GPU)")
     args = parser.parse_args()
+    if args.gpu:
+        import gpu_loop
+
+        return gpu_loop.report(gpu_loop.measure())
     print(f"{'design':<18}{'median ms':>10}{'max ms':>9}{'target':>8}  verdict")
     missed = 0
     for name in NAMES:

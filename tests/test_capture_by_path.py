@@ -44,14 +44,14 @@ def test_capture_call_of_a_kernel_imported_by_path_equals_capture_file():
 
 
 def test_a_resource_left_in_the_trace_is_a_clear_error():
-    class Task:
-        src_resources = [Traced("RingResource", "<RingResource ring>")]
-        dst_resources: list = []
+    from types import SimpleNamespace
+
+    task = SimpleNamespace(src_resources=[Traced("RingResource", "<RingResource ring>")], dst_resources=[])
 
     with pytest.raises(CaptureError, match=r"capture of 'k': TaskManager 0: a resource \(RingResource: "
                                            r"<RingResource ring>\) could not be copied out of the trace.*"
                                            r"tslab.capture_file\(path, host_function"):
-        _refuse_traced_resources({"tasks": [Task()], "smem_allocator": None}, "k", 0)
+        _refuse_traced_resources({"tasks": [task], "smem_allocator": None}, "k", 0)
 
 
 @pytest.mark.parametrize("value", [(256, 512), [1, (2.5, "x"), True], cutlass.Float16, cutlass.Int32, "name", None])

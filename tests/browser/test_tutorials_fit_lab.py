@@ -22,7 +22,8 @@ TOO_WIDE_JS = """
   const drawn = '.svg-container, .tslab-sweep-chart, .tslab-studio, .tslab-bench-panel, .tslab-timeline, svg';
   return [...area.querySelectorAll(drawn)]
     .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > limit)
-    .map((e) => (e.getAttribute('class') || e.tagName).split(' ')[0] + ' ' + Math.round(e.getBoundingClientRect().right - limit) + ' px');
+    .map((e) => (e.getAttribute('class') || e.tagName).split(' ')[0] + ' '
+      + Math.round(e.getBoundingClientRect().right - limit) + ' px');
 })
 """
 

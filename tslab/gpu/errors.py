@@ -92,3 +92,8 @@ class GpuOutOfMemoryError(GpuError, MemoryError):
 
 class CheckFailedError(GpuError):
     """A kernel's output did not match the torch reference."""
+
+
+class InputsError(GpuError, ValueError):
+    """A captured kernel's ``inputs``, ``reference`` or ``baseline``: not importable by the GPU worker, failed there,
+    or returned what the kernel was not checked with."""

@@ -6,11 +6,10 @@ M x N row-major. The copies' jobs (:mod:`tslab.gpu.jobs`) hand GEMM targets to t
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
-from .jobs import compile_target, tensor_marks
+from . import jobs
 from .targets import Target
 
 #: H200 (SXM) dense fp16/bf16 tensor-core peak, TFLOP/s (datasheet).
@@ -55,16 +54,9 @@ def tolerance(result: dict[str, float], dtype: str) -> float:
     return 2.0 * result["torch_rel_error"] + UNIT_ROUNDOFF[dtype]
 
 
-_COMPILED: dict[str, Any] = {}
-
-
 def compiled(t: Target, sms: int, arch: str) -> Any:
-    """The target compiled with its edits applied; a dynamic target compiles once per worker for all shapes."""
-    key = dict(t.to_dict(), shape=None) if t.dynamic else t.to_dict()
-    key_text = json.dumps([key, sms, arch], sort_keys=True)
-    if key_text not in _COMPILED:
-        _COMPILED[key_text] = compile_target(t, sms, f"--gpu-arch {arch}")
-    return _COMPILED[key_text]
+    """The target compiled with its edits applied, kept by the worker (a dynamic target: once for all shapes)."""
+    return jobs.compiled(t, sms, arch)
 
 
 def _args(marks: Any, a: Any, b: Any, c: Any, stream: Any) -> tuple:
@@ -84,7 +76,7 @@ def run(t: Target, *, seed: int, sms: int, arch: str, stream: Any) -> dict[str, 
     started = time.perf_counter()
     fn = compiled(t, sms, arch)
     compile_s = time.perf_counter() - started
-    fn(*_args(tensor_marks(t), a, b, c, stream))
+    fn(*_args(jobs.tensor_marks(t), a, b, c, stream))
     torch.cuda.synchronize()
     result = {**check(a, b, c), "compile_seconds": compile_s, "shape": list(t.shape), "dtype": t.dtype}
     if result["unwritten"] or not result["rel_error"] <= tolerance(result, t.dtype):
@@ -99,35 +91,23 @@ def time_target(t: Target, *, sms: int, arch: str, stream: Any, repeats: int, it
                 baseline: str | None) -> dict[str, Any]:
     """Check once, then time the kernel and ``torch.mm`` in turn, ``repeats`` times, rotating workspaces."""
     import torch
-    from cutlass.testing import JitArguments, benchmark, get_workspace_count
+
+    from .timing import Contestant, time_interleaved, workspace_count
 
     m, n, k = t.shape
     nbytes = 2 * (m * k + n * k + m * n)
-    count = get_workspace_count(nbytes, warmup, iterations)
+    count = workspace_count(nbytes, warmup, iterations)
     sets = [operands(t.shape, t.dtype, 1000 + w) for w in range(count)]
     fn = compiled(t, sms, arch)
-    marks = tensor_marks(t)
-    kernel_ws = [JitArguments(*_args(marks, a, b, c, stream)) for a, b, c in sets]
-    fn(*kernel_ws[0].args)
+    marks = jobs.tensor_marks(t)
+    kernel_ws = [_args(marks, a, b, c, stream) for a, b, c in sets]
+    fn(*kernel_ws[0])
     torch.cuda.synchronize()
     result = check(*sets[0])
-    turn = {"kernel": 0, "torch": 0}
-
-    def next_ws(kind: str) -> Any:
-        turn[kind] += 1
-        if kind == "kernel":
-            return kernel_ws[turn[kind] % count]
-        a, b, c = sets[turn[kind] % count]
-        return JitArguments(a, b, c)
-
-    times: dict[str, list[float]] = {"kernel": [], "torch": []}
-    for _ in range(repeats):
-        times["kernel"].append(benchmark(fn, workspace_generator=lambda: next_ws("kernel"), workspace_count=count,
-                                         warmup_iterations=warmup, iterations=iterations, stream=stream))
-        if baseline == "torch":
-            times["torch"].append(benchmark(lambda a, b, c: torch.mm(a, b.T, out=c),
-                                            workspace_generator=lambda: next_ws("torch"), workspace_count=count,
-                                            warmup_iterations=warmup, iterations=iterations, stream=stream))
+    contestants = [Contestant("kernel", fn, kernel_ws)]
+    if baseline == "torch":
+        contestants.append(Contestant("torch", lambda a, b, c: torch.mm(a, b.T, out=c), sets))
+    times = time_interleaved(contestants, repeats=repeats, iterations=iterations, warmup=warmup, stream=stream)
     return {**t.to_dict(), "flops": flops(t.shape), "bytes": nbytes, "workspaces": count,
-            "kernel_us": times["kernel"], "torch_us": times["torch"], "graphs": False, **result,
+            "kernel_us": times["kernel"], "torch_us": times.get("torch", []), "graphs": False, **result,
             "mismatches": result["unwritten"]}

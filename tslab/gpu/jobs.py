@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import json
 import os
 import re
 import sys
 import tempfile
 import time
+from collections import OrderedDict
 from typing import Any
 
 from .targets import Target
-from .worker import capture_fds, report_partial
+from .worker import KERNEL_PHASE, capture_fds, report_partial
 
 
 def _target(data: dict[str, Any]) -> Target:
@@ -95,8 +97,39 @@ def parse_ptxas(text: str) -> dict[str, int | None]:
     }
 
 
+#: Kernels compiled in this worker, by (target as edited, multiprocessor count, arch), most recent last.
+_COMPILED: OrderedDict[str, Any] = OrderedDict()
+_COMPILED_KEPT = 64
+
+
+def _cache_key(t: Target, sms: int, arch: str) -> str:
+    """A dynamic target compiles once for every shape, so its shape is not part of the key."""
+    key = dict(t.to_dict(), shape=None) if t.dynamic else t.to_dict()
+    return json.dumps([key, sms, arch], sort_keys=True)
+
+
+def _remember(key: str, fn: Any) -> Any:
+    _COMPILED[key] = fn
+    _COMPILED.move_to_end(key)
+    while len(_COMPILED) > _COMPILED_KEPT:
+        _COMPILED.popitem(last=False)
+    return fn
+
+
+def compiled(t: Target, sms: int, arch: str) -> Any:
+    """The target compiled for ``arch`` with its edits applied, once per worker: a warm worker re-runs it at once."""
+    key = _cache_key(t, sms, arch)
+    if key in _COMPILED:
+        _COMPILED.move_to_end(key)
+        return _COMPILED[key]
+    return _remember(key, compile_target(t, sms, _options(arch, False)))
+
+
 def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
-    """Compile for ``arch`` with fake tensors; PTX, cubin and ptxas' resource report."""
+    """Compile for ``arch`` with fake tensors; PTX, cubin and ptxas' resource report.
+
+    The compiled kernel is kept, so a run of the same target in this worker does not compile it again.
+    """
     t = _target(target)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch, capture_fds(echo=True) as log:
@@ -104,6 +137,7 @@ def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
         options = f"{_options(arch, True)} --dump-dir {scratch}"
         fn = compile_target(t, sms, options)
     seconds = time.perf_counter() - started
+    _remember(_cache_key(t, sms, arch), fn)
     return {
         "ptx": fn.artifacts.PTX,
         "cubin": bytes(fn.artifacts.CUBIN or b""),
@@ -153,11 +187,11 @@ def _sms() -> int:
     return info.sm_count
 
 
-def _compiled(t: Target, src: Any, dst: Any, stream: Any) -> Any:
+def _compiled(t: Target) -> Any:
     from .device import device
 
     info = device()
-    return compile_target(t, info.sm_count, _options(info.arch, False))
+    return compiled(t, info.sm_count, info.arch)
 
 
 def tensor_marks(t: Target) -> tuple[tuple[int, ...], ...] | None:
@@ -189,10 +223,6 @@ def check_output(src: Any, dst: Any) -> dict[str, float]:
     return {"rel_error": err, "mismatches": bad}
 
 
-#: The phase a run job enters when it launches its kernel (a timeout in it means the kernel hung).
-KERNEL_PHASE = "running the kernel"
-
-
 def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None) -> dict[str, Any]:
     """Compile on the GPU, copy fresh random data into a poisoned output, compare with the input.
 
@@ -213,7 +243,7 @@ def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None)
     _poison(dst)
     stream = _stream()
     started = time.perf_counter()
-    fn = _compiled(t, src, dst, stream)
+    fn = _compiled(t)
     compile_s = time.perf_counter() - started
     if timeout is not None:
         enter_phase(KERNEL_PHASE, timeout)
@@ -239,11 +269,11 @@ def _time_target(
 ) -> dict[str, Any]:
     """Check once, then time the kernel and torch's copy in turn, ``repeats`` times, rotating workspaces."""
     import torch
-    from cutlass.testing import JitArguments, benchmark, get_workspace_count
 
     from .args import tensor_args
+    from .timing import Contestant, time_interleaved, workspace_count
 
-    count = get_workspace_count(t.nbytes, warmup, iterations)
+    count = workspace_count(t.nbytes, warmup, iterations)
     pairs = []
     for w in range(count):
         src = _random(t.shape, t.dtype, 1000 + w)
@@ -251,50 +281,22 @@ def _time_target(
         _poison(dst)
         pairs.append((src, dst))
     stream = _stream()
-    fn = _compiled(t, *pairs[0], stream)
+    fn = _compiled(t)
     marks = tensor_marks(t)
-    kernel_ws = [JitArguments(*tensor_args((s, d), marks), stream) for s, d in pairs]
-    fn(*kernel_ws[0].args)
+    kernel_ws = [(*tensor_args((s, d), marks), stream) for s, d in pairs]
+    fn(*kernel_ws[0])
     torch.cuda.synchronize()
     check = check_output(*pairs[0])
-    turn = {"kernel": 0, "torch": 0}
-
-    def next_ws(kind: str) -> Any:
-        turn[kind] += 1
-        if kind == "kernel":
-            return kernel_ws[turn[kind] % count]
-        return JitArguments(*pairs[turn[kind] % count])
-
-    times: dict[str, list[float]] = {"kernel": [], "torch": []}
-    for _ in range(repeats):
-        times["kernel"].append(
-            benchmark(
-                fn,
-                workspace_generator=lambda: next_ws("kernel"),
-                workspace_count=count,
-                warmup_iterations=warmup,
-                iterations=iterations,
-                stream=stream,
-                use_cuda_graphs=use_cuda_graphs,
-            )
-        )
-        if baseline == "torch":
-            times["torch"].append(
-                benchmark(
-                    lambda s, d: d.copy_(s),
-                    workspace_generator=lambda: next_ws("torch"),
-                    workspace_count=count,
-                    warmup_iterations=warmup,
-                    iterations=iterations,
-                    stream=stream,
-                )
-            )
+    contestants = [Contestant("kernel", fn, kernel_ws, use_cuda_graphs=use_cuda_graphs)]
+    if baseline == "torch":
+        contestants.append(Contestant("torch", lambda s, d: d.copy_(s), pairs))
+    times = time_interleaved(contestants, repeats=repeats, iterations=iterations, warmup=warmup, stream=stream)
     return {
         **t.to_dict(),
         "bytes": t.nbytes,
         "workspaces": count,
         "kernel_us": times["kernel"],
-        "torch_us": times["torch"], "graphs": use_cuda_graphs,
+        "torch_us": times.get("torch", []), "graphs": use_cuda_graphs,
         **check,
     }
 

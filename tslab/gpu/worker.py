@@ -94,6 +94,12 @@ def _main_not_reimported() -> Iterator[None]:
 IN_PROCESS_ENV = "TSLAB_JOBS_IN_PROCESS"
 
 
+#: Set to "1" to run every job in a fresh worker process (slower; the warm worker is the default).
+FRESH_ENV = "TSLAB_FRESH_WORKERS"
+#: The phase a run job enters when it launches its kernel (a timeout in it means the kernel hung).
+KERNEL_PHASE = "running the kernel"
+
+
 def run_job(
     job: str,
     kwargs: dict[str, Any],
@@ -102,54 +108,118 @@ def run_job(
     what: str = "job",
     env: dict[str, str] | None = None,
     error: type[GpuError] = CompileError,
+    fresh: bool = False,
 ) -> Any:
-    """Run ``job(**kwargs)`` in a spawned process and return its result.
+    """Run ``job(**kwargs)`` in a worker process and return its result.
 
-    Raises ``error`` when the job raised, :class:`WorkerCrashedError` when the process died and
-    :class:`WorkerTimeoutError` after ``timeout`` seconds (or after the limit of the phase the job entered last).
+    The job runs in this process's warm worker (:mod:`tslab.gpu.warm`), or in a freshly spawned process when it
+    needs its own environment (``env``: e.g. a profiler's injection library), when ``fresh`` or when
+    ``TSLAB_FRESH_WORKERS=1``. Raises ``error`` when the job raised, :class:`WorkerCrashedError` when the process
+    died and :class:`WorkerTimeoutError` after ``timeout`` seconds (or after the limit of the phase the job entered
+    last); a warm worker that died or was stopped is replaced at the next job.
     """
     if os.environ.get(IN_PROCESS_ENV) == "1" and not env:
         return _run_here(job, kwargs, what, error)
+    if env or fresh or os.environ.get(FRESH_ENV) == "1":
+        return _run_fresh(job, kwargs, timeout=timeout, what=what, env=env or {}, error=error)
+    return _run_warm(job, kwargs, timeout=timeout, what=what, error=error)
+
+
+def _log_file() -> str:
+    with tempfile.NamedTemporaryFile(prefix="tslab-worker-", suffix=".log", delete=False) as fh:
+        return fh.name
+
+
+def _await(conn: Any, timeout: float, what: str, log_path: str, *, alive: Any, stop: Any, exit_code: Any) -> Any:
+    """The job's last message (``ok`` or ``error``), following its phases and keeping its partial results.
+
+    ``alive()`` says whether the worker still runs, ``stop()`` kills it, ``exit_code()`` reaps it.
+    """
+    phase, limit = None, timeout
+    partial: list[Any] = []
+    while True:
+        if not conn.poll(limit):
+            if alive():
+                stop()
+                during = f" {phase}" if phase else ""
+                raise WorkerTimeoutError(
+                    f"{what}: the worker ran past {limit:.0f} s{during} and was stopped; raise timeout= or use "
+                    f"a smaller problem.{_kept(partial)}\n--- worker output (tail) ---\n{_tail(log_path)}",
+                    phase=phase, seconds=limit, partial=partial,
+                )
+            raise _crash(what, exit_code(), log_path, partial)
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            raise _crash(what, exit_code(), log_path, partial) from None
+        if message[0] == "partial":
+            partial.append(message[1])
+        elif message[0] == "phase":
+            _, phase, limit = message
+        else:
+            return message
+
+
+def _run_fresh(job: str, kwargs: dict[str, Any], *, timeout: float, what: str, env: dict[str, str],
+               error: type[GpuError]) -> Any:
+    """``job`` in a process of its own, spawned for it and ended after it."""
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    with tempfile.NamedTemporaryFile(prefix="tslab-worker-", suffix=".log", delete=False) as fh:
-        log_path = fh.name
-    proc = ctx.Process(target=_entry, args=(child, job, kwargs, log_path, env or {}), daemon=True)
+    log_path = _log_file()
+    proc = ctx.Process(target=_entry, args=(child, job, kwargs, log_path, env), daemon=True)
     with _main_not_reimported():
         proc.start()
     child.close()
-    phase, limit = None, timeout
-    partial: list[Any] = []
+
+    def stop() -> None:
+        proc.kill()
+        proc.join(5)
+
+    def exit_code() -> int | None:
+        proc.join(5)
+        return proc.exitcode
+
     try:
-        while True:
-            if not parent.poll(limit):
-                if proc.is_alive():
-                    proc.kill()
-                    proc.join(5)
-                    during = f" {phase}" if phase else ""
-                    raise WorkerTimeoutError(
-                        f"{what}: the worker ran past {limit:.0f} s{during} and was stopped; raise timeout= or use "
-                        f"a smaller problem.{_kept(partial)}\n--- worker output (tail) ---\n{_tail(log_path)}",
-                        phase=phase, seconds=limit, partial=partial,
-                    )
-                proc.join(5)
-                raise _crash(what, proc.exitcode, log_path, partial)
-            try:
-                message = parent.recv()
-            except EOFError:
-                proc.join(5)
-                raise _crash(what, proc.exitcode, log_path, partial) from None
-            if message[0] == "partial":
-                partial.append(message[1])
-                continue
-            if message[0] != "phase":
-                break
-            _, phase, limit = message
+        message = _await(parent, timeout, what, log_path, alive=proc.is_alive, stop=stop, exit_code=exit_code)
         proc.join(30)
     finally:
         parent.close()
         if proc.is_alive():
             proc.kill()
+            proc.join(5)
+    return _outcome(message, what, error, log_path)
+
+
+def _run_warm(job: str, kwargs: dict[str, Any], *, timeout: float, what: str, error: type[GpuError]) -> Any:
+    """``job`` in this process's warm worker, started if there is none; killed and replaced after a timeout, a
+    crash, or an error that may have left its CUDA context broken."""
+    from .warm import KEEPS_WORKER, worker
+
+    warm = worker()
+    with warm.lock:
+        log_path = _log_file()
+        request = ("job", job, kwargs, log_path, list(sys.path), os.getcwd())
+        try:
+            conn = warm.connection()
+            conn.send(request)
+        except (OSError, ValueError, EOFError):  # it died since the last job: start another
+            warm.retire()
+            conn = warm.connection()
+            conn.send(request)
+        try:
+            message = _await(conn, timeout, what, log_path, alive=warm.alive, stop=warm.retire,
+                             exit_code=warm.exit_code)
+        except (WorkerTimeoutError, WorkerCrashedError):
+            warm.retire()
+            raise
+        warm.jobs += 1
+        if message[0] == "error" and message[1] not in KEEPS_WORKER and not is_out_of_memory(message[1], message[2]):
+            warm.retire()
+    return _outcome(message, what, error, log_path)
+
+
+def _outcome(message: Any, what: str, error: type[GpuError], log_path: str) -> Any:
+    """The job's result, or the error it stands for."""
     if message[0] == "ok":
         os.unlink(log_path)
         return message[1]
@@ -230,7 +300,8 @@ def _pass_through() -> dict[str, type[GpuError]]:
     from . import errors
 
     return {
-        name: getattr(errors, name) for name in ("CheckFailedError", "NoGpuError", "UnsupportedKernelError")
+        name: getattr(errors, name)
+        for name in ("CheckFailedError", "NoGpuError", "UnsupportedKernelError", "InputsError")
     }
 
 
