@@ -6,7 +6,7 @@ import pytest
 
 import tslab
 from tslab import fake, gpu
-from tslab.gpu.errors import UnsafeDesignError, UnsupportedKernelError
+from tslab.gpu.errors import UnsafeDesignError
 
 ROW_COPY = Path(__file__).resolve().parent.parent / "notebooks" / "kernels" / "row_copy.py"
 
@@ -37,8 +37,10 @@ def test_an_unfaithful_edit_is_refused_like_any_unsafe_design(row_copy):
         gpu.compile(row_copy.with_pipeline("smemRow", num_stages=3), arch="sm_90a")
 
 
-def test_a_captured_kernel_is_compiled_to_inspect_not_run_by_tslab(compiled):
-    with pytest.raises(UnsupportedKernelError, match="through its own host code"):
+def test_a_captured_kernel_runs_only_when_told_how_to_call_it(compiled):
+    from tslab.gpu.errors import InputsError
+
+    with pytest.raises(InputsError, match="run needs inputs=, a function returning the host function's arguments"):
         compiled[0].run()
 
 

@@ -73,7 +73,7 @@ def test_bench_stage_times_only_the_survivors_after_their_compile(monkeypatch):
 
     timed = []
 
-    def fake_bench(design_json, point):
+    def fake_bench(design_json, point, repeats, io):
         timed.append(point)
         return {"device": "0: test", "status": "ok", "median_us": 10.0 * point["stages"]}
 

@@ -34,7 +34,7 @@ class CompiledKernel:
     spill_loads: int | None = None
     stack_frame: int | None = None
     log: str = field(default="", repr=False)
-    captured: bool = False  # a captured kernel: compiled to inspect; it runs through its own host code
+    captured: bool = False  # a captured kernel: it runs on the user's inputs (run(inputs=...))
 
     @property
     def smem_bytes(self) -> int:
@@ -71,15 +71,25 @@ class CompiledKernel:
             f"{s['compile_seconds']} s, verdict {s['verdict']}>"
         )
 
-    def run(self, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:
-        """Run once on this machine's GPU against fresh random input; raises when the output is wrong.
+    def run(self, *, seed: int = 0, timeout: float = 300.0, inputs: Any = None, reference: Any = None,
+            outputs: Any = None, rtol: float | None = None, atol: float | None = None) -> dict[str, Any]:
+        """Run once on this machine's GPU; raises when the output is wrong.
 
-        ``timeout``: seconds the kernel may run once launched (starting the worker and compiling have
-        :data:`SETUP_TIMEOUT` of their own). A kernel that does not finish raises :class:`KernelHungError`,
-        which quotes the checker's counterexample when it predicted the hang; its worker is stopped, which
-        frees the GPU for the next run.
+        A catalog kernel runs on fresh random input and is checked against it (``seed``). A captured kernel runs
+        on ``inputs()`` (a function returning the host function's arguments, CUDA tensors for its fake tensors);
+        ``outputs`` names the arguments it writes (poisoned before the run, unwritten elements reported) and
+        ``reference(*args)`` returns what they must hold (``None``: run only); ``rtol``/``atol`` as torch's.
+        The functions must be importable by the GPU worker (module level in a file).
+
+        ``timeout``: seconds the kernel may run once launched. A kernel that does not finish raises
+        :class:`KernelHungError`, which quotes the checker's counterexample when it predicted the hang; its
+        worker is stopped, which frees the GPU for the next run.
         """
-        self._require_catalog("run")
+        if self.captured:
+            from .captured import run_captured
+
+            return run_captured(self, inputs=inputs, reference=reference, outputs=outputs, rtol=rtol, atol=atol,
+                                timeout=timeout)
         try:
             return run_on_gpu(self.target, seed=seed, timeout=timeout)
         except WorkerTimeoutError as exc:
@@ -88,10 +98,14 @@ class CompiledKernel:
             raise KernelHungError.from_verdict(self.target.kernel, self.verdict, timeout) from None
 
     def bench(self, **kwargs: Any) -> Any:
-        """Time this kernel against torch (see :func:`tslab.gpu.bench`)."""
+        """Time this kernel (see :func:`tslab.gpu.bench`); a captured kernel takes ``inputs``, ``baseline`` (a
+        function timed on the same inputs, e.g. the torch op it replaces), ``reference`` and ``outputs``."""
+        if self.captured:
+            from .captured import bench_captured
+
+            return bench_captured(self, **kwargs)
         from .bench import bench
 
-        self._require_catalog("bench")
         return bench(self, **kwargs)
 
     def profile(self, **kwargs: Any) -> Any:
@@ -99,17 +113,14 @@ class CompiledKernel:
         launch options as compiled."""
         from .profiling import profile
 
-        self._require_catalog("profile")
-        return profile(self.verdict.design, shape=self.target.shape, dtype=self.target.dtype,
-                       launch=dict(self.target.launch), **kwargs)
-
-    def _require_catalog(self, what: str) -> None:
         if self.captured:
             from .errors import UnsupportedKernelError
 
             raise UnsupportedKernelError(
-                f"captured kernel '{self.target.kernel}': tslab compiles it to show its PTX, registers and spills; "
-                f"{what} it through its own host code with real tensors (tslab has no inputs or reference for it)")
+                f"captured kernel '{self.target.kernel}': profile() of a captured kernel is not built yet; "
+                "run(inputs=...) and bench(inputs=...) are")
+        return profile(self.verdict.design, shape=self.target.shape, dtype=self.target.dtype,
+                       launch=dict(self.target.launch), **kwargs)
 
 
 def require_gpu(what: str) -> Any:

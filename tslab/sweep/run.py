@@ -53,7 +53,8 @@ def sweep(design: Design | str, space: Mapping[str, Sequence[Any]], *,
           where: Callable[[Point], bool] | None = None, measure: str = "bench", executor: Any = None,
           store: str | Path | None = None, budget_s: float | None = None, arch: str | None = None,
           max_states: int = 1_000_000, quiet: bool = False,
-          on_row: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+          on_row: Callable[[dict[str, Any]], None] | None = None, inputs: Any = None, reference: Any = None,
+          outputs: Any = None, baseline: Any = None) -> SweepResult:
     """Sweep ``design`` over ``space`` and return one row per point.
 
     ``space``: ``{name: [values]}`` over kernel params, ``"resource.field"`` pipeline fields, or a captured
@@ -64,6 +65,8 @@ def sweep(design: Design | str, space: Mapping[str, Sequence[Any]], *,
     CPU-count worker processes), a number of workers, ``"serial"``, ``"ray"`` or a ``ray.init`` address.
     ``store``: a JSON-lines file each finished point is appended to; a re-run skips what it holds. ``budget_s``
     stops starting new points after that many seconds. ``on_row(row)`` is called as each point finishes.
+    A captured kernel's bench needs ``inputs`` (and takes ``reference``, ``outputs``, ``baseline``) as its
+    ``CompiledKernel.run`` and ``bench`` do.
     Failures are rows (their status and error); an interrupt raises :class:`SweepInterrupted`, which keeps what
     finished (``exc.result``, and the store).
     """
@@ -73,12 +76,14 @@ def sweep(design: Design | str, space: Mapping[str, Sequence[Any]], *,
     if measure not in STAGES:
         raise SweepError(f"sweep: measure={measure!r} is not a stage; give one of {', '.join(map(repr, STAGES))}")
     validate(design, space)
+    io = _captured_io(design, measure, inputs=inputs, reference=reference, outputs=outputs, baseline=baseline)
     arch = _arch(arch)
     if measure == "bench":
         from ..gpu.compile import require_gpu
 
         require_gpu("sweep with measure='bench' (run and time each point)")
     run = _Run(design, space, where, measure=measure, arch=arch, store=store, started=started)
+    run.io = io
     run.executor = make_executor(executor)
     if design.kernel == "custom" and not design.is_captured and run.executor.name != "serial":
         raise SweepError("sweep: a design built with Design.from_tasks cannot be sent to worker processes; "
@@ -86,10 +91,28 @@ def sweep(design: Design | str, space: Mapping[str, Sequence[Any]], *,
     return run.execute(budget_s=budget_s, max_states=max_states, quiet=quiet, on_row=on_row)
 
 
+def _captured_io(design: Design, measure: str, **given: Any) -> dict[str, Any] | None:
+    """How the GPU worker calls and checks a captured kernel (its functions by name), refused here when wrong."""
+    if not any(v is not None for v in given.values()):
+        if design.is_captured and measure == "bench":
+            raise SweepError(f"sweep of captured kernel '{design.kernel}' with measure='bench': pass inputs= (a "
+                             "function in a file returning the host function's arguments), and reference=, "
+                             "outputs= and baseline= to check and compare it")
+        return None
+    if not design.is_captured or measure != "bench":
+        raise SweepError("sweep: inputs=, reference=, outputs= and baseline= are for measure='bench' of a captured "
+                         "kernel (catalog kernels bring their own)")
+    from ..gpu.captured import callable_ref
+
+    refs = {k: callable_ref(v, k) for k, v in given.items() if v is not None and k != "outputs"}
+    return {**refs, "outputs": given["outputs"]}
+
+
 class _Run:
     """One sweep's state: the points still to do, the rows so far, the store and the executor."""
 
     executor: Any
+    io: dict[str, Any] | None = None
 
     def __init__(self, design: Design, space: Mapping[str, Sequence[Any]], where: Callable[[Point], bool] | None,
                  *, measure: str, arch: str, store: str | Path | None, started: float) -> None:
@@ -142,7 +165,7 @@ class _Run:
             if self._spent(budget_s):
                 self.started_points -= len(survivors) - number
                 return
-            yield key, (self.design_json, self.todo[key])
+            yield key, (self.design_json, self.todo[key], 5, self.io)
 
     def _stages(self, budget_s: float | None, max_states: int) -> Iterator[tuple[str, dict[str, Any]]]:
         survivors: dict[str, dict[str, Any]] = {}

@@ -81,8 +81,10 @@ def check_and_compile(design_json: str, point: dict[str, Any], measure: str, arc
     return row
 
 
-def bench_stage(design_json: str, point: dict[str, Any], repeats: int = 5) -> dict[str, Any]:
-    """Compile for this process's GPU, run once against the reference, then time against torch."""
+def bench_stage(design_json: str, point: dict[str, Any], repeats: int = 5,
+                io: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Compile for this process's GPU, run once against the reference, then time against torch (a captured
+    kernel: on ``io``'s inputs, against its reference and baseline)."""
     from ..gpu.compile import compile as compile_design
     from ..gpu.device import device
     from ..gpu.errors import CheckFailedError
@@ -91,13 +93,14 @@ def bench_stage(design_json: str, point: dict[str, Any], repeats: int = 5) -> di
     where = {"device": f"{os.environ.get('CUDA_VISIBLE_DEVICES', '0')}: {info.name if info else '?'}"}
     try:
         kernel = compile_design(apply(_design(design_json), point))
-        kernel.run()
+        run_io = {k: v for k, v in (io or {}).items() if k != "baseline"}
+        kernel.run(**run_io)
     except CheckFailedError as exc:
         return {**where, **_failed("run-failed", exc)}
     except TslabError as exc:
         return {**where, **_failed("compile-failed", exc)}
     try:
-        table = kernel.bench(repeats=repeats, progress=False).table
+        table = (kernel.bench(repeats=repeats, **io) if io else kernel.bench(repeats=repeats, progress=False)).table
     except TslabError as exc:
         return {**where, **_failed("bench-failed", exc)}
     first = table.iloc[0]

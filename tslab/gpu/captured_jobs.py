@@ -1,0 +1,276 @@
+"""A captured kernel on the GPU, inside the worker: the checked text of its file, compiled with its knobs and edits,
+called with the user's inputs, compared with the user's reference, timed against the user's baseline.
+
+The kernel is re-created from plain data (:func:`tslab.gpu.captured.captured_spec`): the file's text as it was
+captured and checked (never the file as it is on disk now), its knob values, the design's edits and the fake
+arguments it was traced with. It is compiled with those fakes, so the compiled kernel is the one the verdict
+describes, and every input is held to them (dtype, static extents and strides, plain values) before it runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import InputsError
+from .timing import Contestant, time_interleaved, workspace_count
+from .worker import KERNEL_PHASE, enter_phase, report_partial
+
+_COMPILED: dict[str, Any] = {}
+#: Element types a fake tensor names, as torch spells them.
+_TORCH_NAMES = {"Float16": "float16", "BFloat16": "bfloat16", "Float32": "float32", "Float64": "float64",
+                "Int8": "int8", "Uint8": "uint8", "Int16": "int16", "Int32": "int32", "Int64": "int64",
+                "Boolean": "bool", "Float8E4M3FN": "float8_e4m3fn", "Float8E5M2": "float8_e5m2"}
+
+
+def _source(spec: dict[str, Any]) -> Any:
+    """The :class:`~tslab.capture.source.KernelSource` of ``spec``, its host function from the checked text."""
+    from ..capture import knobs as _knobs
+    from ..capture.source import KernelSource, _frontend, arg_from_spec
+
+    path = Path(spec["file"])
+    module = _knobs.module_with_knobs(path, spec["text"], {})
+    return KernelSource(label=spec["label"], host_fn=getattr(module, spec["function"]),
+                        args=tuple(arg_from_spec(a) for a in spec["args"]),
+                        kwargs={k: arg_from_spec(v) for k, v in spec["kwargs"].items()}, arch=spec["arch"],
+                        index=spec["index"], file=path, file_text=spec["text"], function=spec["function"],
+                        knob_edits=spec["knob_edits"], frontend=_frontend(spec["frontend"], "captured kernel"),
+                        options=spec["options"])
+
+
+def compiled(spec: dict[str, Any]) -> tuple[Any, float]:
+    """The kernel compiled for the spec's arch with its knobs and edits (once per worker), and seconds it took."""
+    from ..capture.recorder import compile_call
+    from ..core.construction import Edits, edits_at_construction
+
+    key = json.dumps(spec, sort_keys=True, default=str)
+    if key in _COMPILED:
+        return _COMPILED[key], 0.0
+    started = time.perf_counter()
+    source = _source(spec)
+    host_fn, kwargs = source._traced_callable()
+    args = source._args_for(kwargs)
+    with edits_at_construction(Edits(**spec["edits"]), validate=spec.get("validate", True)):
+        fn = compile_call(host_fn, args, kwargs, spec["arch"], frontend=source.frontend, options=source.options)()
+    _COMPILED[key] = fn
+    return fn, time.perf_counter() - started
+
+
+def load_callable(ref: str) -> Any:
+    """``"module:qualname"`` or ``"path/to/file.py:function"`` as the function it names."""
+    where, _, name = ref.rpartition(":")
+    if where.endswith(".py"):
+        from ..capture.api import import_kernel_file
+
+        obj: Any = import_kernel_file(where)
+    else:
+        obj = importlib.import_module(where)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _call(ref: str, what: str, *args: Any) -> Any:
+    try:
+        return load_callable(ref)(*args)
+    except Exception as exc:
+        raise InputsError(f"{what}={ref}: raised {type(exc).__name__}: {exc}") from exc
+
+
+def checked_inputs(spec: dict[str, Any], values: Any, ref: str) -> tuple:
+    """``values`` (what ``inputs()`` returned) held to the arguments the kernel was captured and checked with."""
+    captured = spec["args"]
+    if not isinstance(values, (tuple, list)) or len(values) != len(captured):
+        count = len(values) if isinstance(values, (tuple, list)) else type(values).__name__
+        raise InputsError(f"inputs={ref}: returned {count} value(s); the host function was captured with "
+                          f"{len(captured)} argument(s): return them in the same order (a tensor for each fake "
+                          "tensor, None for a stream)")
+    return tuple(_checked(i, want, got, ref) for i, (want, got) in enumerate(zip(captured, values, strict=True)))
+
+
+def _checked(i: int, want: Any, got: Any, ref: str) -> Any:
+    import torch
+
+    where = f"inputs={ref}: argument {i}"
+    if isinstance(want, dict) and "tensor" in want:
+        if not isinstance(got, torch.Tensor) or not got.is_cuda:
+            raise InputsError(f"{where} is {type(got).__name__}; the kernel was captured with a fake "
+                              f"{want['tensor']} tensor here: return a CUDA torch tensor")
+        dtype = _TORCH_NAMES.get(want["tensor"], want["tensor"].lower())
+        shape = [s if w is None else w for s, w in zip(got.shape, want["shape"], strict=False)]
+        stride = [s if w is None else w for s, w in zip(got.stride(), want["stride"], strict=False)]
+        if str(got.dtype).removeprefix("torch.") != dtype or list(got.shape) != shape or \
+                list(got.stride()) != stride:
+            raise InputsError(f"{where} is {got.dtype} {tuple(got.shape)} strides {got.stride()}; the design was "
+                              f"captured and checked with {want['tensor']} {tuple(want['shape'])} strides "
+                              f"{tuple(want['stride'])} (None: any): capture it with fakes of these tensors, or "
+                              "return tensors like the fakes")
+        return got
+    if isinstance(want, dict) and want.get("stream"):
+        return got
+    from ..capture.source import arg_from_spec
+
+    if got != arg_from_spec(want):
+        raise InputsError(f"{where} is {got!r}; the design was captured and checked with {arg_from_spec(want)!r}, "
+                          "which the compiled kernel bakes in: capture it again with this value")
+    return got
+
+
+def kernel_args(spec: dict[str, Any], values: tuple) -> tuple:
+    """CuTe DSL arguments for ``values``: tensors through DLPack (runtime extents marked), the current stream for a
+    stream."""
+    import torch
+    from cuda.bindings import driver as cu
+    from cutlass.cute.runtime import from_dlpack
+
+    out = []
+    for want, got in zip(spec["args"], values, strict=True):
+        if isinstance(want, dict) and "tensor" in want:
+            t = from_dlpack(got, assumed_align=16)
+            for mode, extent in enumerate(want["shape"]):
+                if extent is None:
+                    t = t.mark_compact_shape_dynamic(mode=mode, divisibility=1)
+            out.append(t)
+        elif isinstance(want, dict) and want.get("stream"):
+            out.append(cu.CUstream(torch.cuda.current_stream().cuda_stream) if got is None else got)
+        else:
+            out.append(got)
+    return tuple(out)
+
+
+def _poison(t: Any) -> None:
+    t.fill_(float("nan") if t.dtype.is_floating_point else -7)
+
+
+def _unwritten(t: Any) -> int:
+    return int((t.isnan() if t.dtype.is_floating_point else t == -7).sum().item())
+
+
+def _compare(name: str, got: Any, want: Any, rtol: float | None, atol: float | None) -> dict[str, Any]:
+    import torch
+
+    want = want.to(device=got.device, dtype=got.dtype).reshape(got.shape)
+    if got.dtype.is_floating_point:
+        default_rtol, default_atol = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}.get(
+            got.dtype, (1.3e-6, 1e-5))
+        close = torch.isclose(got.double(), want.double(), rtol=rtol if rtol is not None else default_rtol,
+                              atol=atol if atol is not None else default_atol)
+        gap = (got.double() - want.double()).abs().nan_to_num(float("inf"))
+        error = float(gap.max().item()) if got.numel() else 0.0
+    else:
+        close = got == want
+        error = float((got.long() - want.long()).abs().max().item()) if got.numel() else 0.0
+    return {"output": name, "elements": got.numel(), "mismatches": int((~close).sum().item()),
+            "max_abs_error": error}
+
+
+def _expected(reference: str, args: tuple, outputs: list[int], names: list[str]) -> list[Any]:
+    """What ``reference(*args)`` says the outputs must hold, one tensor per output, copied before the run."""
+    import torch
+
+    got = _call(reference, "reference", *args)
+    values = list(got) if isinstance(got, (tuple, list)) else [got]
+    if len(values) != len(outputs) or not all(isinstance(v, torch.Tensor) for v in values):
+        raise InputsError(f"reference={reference}: returned {len(values)} value(s) for {len(outputs)} output(s) "
+                          f"({', '.join(names[i] for i in outputs)}): return one tensor per output, in that order")
+    return [v.detach().clone() for v in values]
+
+
+def _run_once(spec: dict[str, Any], fn: Any, args: tuple, *, reference: str | None, outputs: list[int],
+              names: list[str], rtol: float | None, atol: float | None, timeout: float | None) -> dict[str, Any]:
+    import torch
+
+    expected = _expected(reference, args, outputs, names) if reference else None
+    for i in outputs:
+        _poison(args[i])
+    if timeout is not None:
+        enter_phase(KERNEL_PHASE, timeout)
+    fn(*kernel_args(spec, args))
+    torch.cuda.synchronize()
+    rows = []
+    for k, i in enumerate(outputs):
+        row = {"output": names[i], "elements": args[i].numel(), "unwritten": _unwritten(args[i])}
+        if expected is not None:
+            row.update(_compare(names[i], args[i], expected[k], rtol, atol))
+        rows.append(row)
+    return {"outputs": rows}
+
+
+def _verdict_of(label: str, result: dict[str, Any], checked: bool) -> None:
+    from .errors import CheckFailedError
+
+    bad = [r for r in result["outputs"] if r.get("mismatches") or (checked and r["unwritten"])]
+    if bad:
+        parts = [f"{r['output']}: {r.get('mismatches', 0)} of {r['elements']} elements differ from the reference "
+                 f"(max |error| {r.get('max_abs_error', 0):.3g}), {r['unwritten']} left unwritten" for r in bad]
+        raise CheckFailedError(f"captured kernel '{label}': wrong result; " + "; ".join(parts)
+                               + " (check the reference, then the kernel: tslab.check says what the design is)")
+
+
+def _sms() -> None:
+    from .device import device
+    from .errors import NoGpuError
+
+    if device() is None:
+        raise NoGpuError("no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works without one")
+
+
+def run_job(spec: dict[str, Any], inputs: str, reference: str | None, outputs: list[int], names: list[str],
+            rtol: float | None = None, atol: float | None = None, timeout: float | None = None) -> dict[str, Any]:
+    """Run the captured kernel once on ``inputs()``; compare its outputs with ``reference`` when given."""
+    _sms()
+    fn, compile_s = compiled(spec)
+    args = checked_inputs(spec, _call(inputs, "inputs"), inputs)
+    result = _run_once(spec, fn, args, reference=reference, outputs=outputs, names=names, rtol=rtol, atol=atol,
+                       timeout=timeout)
+    _verdict_of(spec["label"], result, reference is not None)
+    return {**result, "compile_seconds": compile_s, "checked": reference is not None}
+
+
+def bench_job(spec: dict[str, Any], inputs: str, reference: str | None, baseline: str | None, outputs: list[int],
+              names: list[str], repeats: int = 5, iterations: int = 20, warmup: int = 5, rtol: float | None = None,
+              atol: float | None = None) -> dict[str, Any]:
+    """Check once, then time the kernel (and ``baseline``) on fresh ``inputs()`` per workspace, interleaved."""
+    import torch
+
+    _sms()
+    fn, compile_s = compiled(spec)
+    first = checked_inputs(spec, _call(inputs, "inputs"), inputs)
+    check = _run_once(spec, fn, first, reference=reference, outputs=outputs, names=names, rtol=rtol, atol=atol,
+                      timeout=None)
+    _verdict_of(spec["label"], check, reference is not None)
+    nbytes = sum(a.numel() * a.element_size() for a in first if isinstance(a, torch.Tensor))
+    count = workspace_count(max(nbytes, 1), warmup, iterations)
+    sets = [first] + [checked_inputs(spec, _call(inputs, "inputs"), inputs) for _ in range(count - 1)]
+    contestants = [Contestant("kernel", fn, [kernel_args(spec, s) for s in sets])]
+    if baseline is not None:
+        contestants.append(Contestant("baseline", load_callable(baseline), [tuple(s) for s in sets]))
+    from cuda.bindings import driver as cu
+
+    times = time_interleaved(contestants, repeats=repeats, iterations=iterations, warmup=warmup,
+                             stream=cu.CUstream(torch.cuda.current_stream().cuda_stream))
+    row = {"kernel": spec["label"], "shape": _shape(first), "dtype": _dtype(first), "params": spec["knobs"],
+           "launch": {}, "bytes": nbytes, "workspaces": count, "kernel_us": times["kernel"],
+           "torch_us": times.get("baseline", []), "baseline": baseline, "graphs": False,
+           "rel_error": max((r.get("max_abs_error", 0.0) for r in check["outputs"]), default=0.0),
+           "mismatches": sum(r.get("mismatches", 0) for r in check["outputs"]), "checked": reference is not None,
+           "compile_seconds": compile_s}
+    report_partial(row)
+    return row
+
+
+def _shape(values: tuple) -> list[int]:
+    import torch
+
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    return list(max(tensors, key=lambda t: t.numel()).shape) if tensors else []
+
+
+def _dtype(values: tuple) -> str:
+    import torch
+
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    return str(tensors[0].dtype).removeprefix("torch.") if tensors else "-"
