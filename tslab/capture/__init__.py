@@ -15,8 +15,9 @@ from .api import (
     capture_call,
     capture_file,
     capture_file_all,
+    load_captured,
 )
-from .source import KernelSource, load_captured
+from .source import KernelSource
 
 register_source_loader(load_captured)
 

@@ -187,7 +187,7 @@ class KernelSource:
 
     def trace(self, edits: Edits | None = None) -> Any:
         """The :class:`~tslab.capture.api.CaptureResult` of tracing the kernel with these knobs and ``edits``."""
-        from .api import CaptureError, capture_all
+        from .tracing import CaptureError, trace_call
 
         edits = edits or Edits()
         key = self.cache_key(edits)
@@ -201,9 +201,8 @@ class KernelSource:
         host_fn, kwargs = self._traced_callable()
         args = self._args_for(kwargs)
         try:
-            result = capture_all(host_fn, *args, arch=self.arch, timeout=self.timeout, name=self.label,
-                                 frontend=self.frontend, options=self.options, _edits=edits, _retrace=True,
-                                 **kwargs)
+            result = trace_call(host_fn, args, kwargs, arch=self.arch, timeout=self.timeout, label=self.label,
+                                frontend=self.frontend, options=self.options, edits=edits)
         except (CaptureError, TslabError) as exc:
             knobs = f" with knobs {self.knob_edits}" if self.knob_edits else ""
             raise DesignError("invalid-config", f"captured kernel '{self.label}'",
@@ -322,52 +321,6 @@ def _sizes_changed(base: Blueprint, edited: Blueprint, old: list[Any], new: list
         before = {a.name: a.size_bytes for a in base.smem_allocations()}
         after = {a.name: a.size_bytes for a in edited.smem_allocations()}
     return before != after
-
-
-def load_captured(data: dict[str, Any]) -> Any:
-    """Re-open a captured design from its JSON: capture the recorded file again, then re-apply knobs and edits.
-
-    Refuses a file whose content changed since the design was saved (its knobs and edits may no longer mean
-    the same thing).
-    """
-    from .api import capture_all, capture_file_all
-
-    src = data.get("source")
-    where = "captured design JSON"
-    if not isinstance(src, dict) or "arch" not in src:
-        raise DesignError("input", where, "'source' does not say how the kernel was captured",
-                          "save the design with Design.to_json() after tslab.capture_file(...)")
-    args = tuple(arg_from_spec(a, f"argument {i}") for i, a in enumerate(src.get("args", [])))
-    kwargs = {k: arg_from_spec(v, f"argument {k!r}") for k, v in (src.get("kwargs") or {}).items()}
-    index = int(src.get("index", 0))
-    kwargs.update(frontend=_frontend(src.get("frontend"), where), options=src.get("options", ""))
-    if "file" in src:
-        path = Path(src["file"]).expanduser()
-        if not path.is_file():
-            raise DesignError("input", f"{where} source file '{src['file']}'", "does not exist here",
-                              "run from the folder the design was saved in, or fix the path in the JSON")
-        digest = hashlib.sha1(path.read_text().encode()).hexdigest()
-        if digest != src.get("sha1"):
-            raise DesignError("input", f"{where} source file '{src['file']}'",
-                              "changed since the design was saved (its content hash differs)",
-                              "capture the kernel again with tslab.capture_file(...) and redo the edits")
-        result = capture_file_all(path, src["function"], *args, arch=src["arch"], **kwargs)
-    else:
-        host_fn = _import_callable(src.get("callable", ""), where)
-        result = capture_all(host_fn, *args, arch=src["arch"], **kwargs)
-    if index >= len(result.managers):
-        raise DesignError("input", where, f"index={index} but the kernel builds {len(result.managers)} TaskManager(s)",
-                          "capture the kernel again")
-    design = result.managers[index].design
-    if data.get("knobs"):
-        design = design.with_knobs(**data["knobs"])
-    for resource, fields in (data.get("pipelines") or {}).items():
-        design = design.with_pipeline(resource, **fields)
-    for task, steps in (data.get("schedules") or {}).items():
-        design = design.with_schedule(task, steps)
-    if data.get("alias_groups") is not None:
-        design = design.with_alias_groups(data["alias_groups"])
-    return design
 
 
 def _frontend(name: str | None, where: str) -> Any:

@@ -60,7 +60,7 @@ def sweep_command(args: argparse.Namespace) -> int:
     """Run ``tslab sweep`` with parsed ``args``; prints the table and a summary, returns the exit code."""
     import sys
 
-    from ..cli import load_design
+    from ..design_loading import load_design
     from .run import sweep
 
     design = load_design(args.design, args.param)
