@@ -58,12 +58,12 @@ def test_gemm_variants_match_fp32_reference(params, shape):
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_one_dynamic_compile_serves_every_shape(dtype):
     """Runtime M, N, K (what an export holds): compiled once per worker, correct on every shape above."""
-    from tslab.gpu import jobs
+    from tslab.gpu import build
 
-    before = len(jobs._COMPILED)
+    before = len(build._COMPILED)
     for design in (gemm_sm90.design(dtype=dtype), gemm_sm90.design(dtype=dtype, **ONE_TILE_PER_BLOCK)):
         _check_runtime_shapes(design, [*SHAPES, (1, 64, 64), (1, 8192, 8192)])  # a 1-row A works at runtime
-    assert len(jobs._COMPILED) - before == 2
+    assert len(build._COMPILED) - before == 2
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])

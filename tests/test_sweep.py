@@ -77,7 +77,7 @@ def test_bench_stage_times_only_the_survivors_after_their_compile(monkeypatch):
         timed.append(point)
         return {"device": "0: test", "status": "ok", "median_us": 10.0 * point["stages"]}
 
-    monkeypatch.setattr(importlib.import_module("tslab.gpu.compile"), "require_gpu", lambda what: None)
+    monkeypatch.setattr(importlib.import_module("tslab.gpu.guards"), "require_gpu", lambda what: None)
     monkeypatch.setattr(importlib.import_module("tslab.sweep.run"), "bench_stage", fake_bench)
     r = tslab.sweep("tma_copy", {"stages": [2, 16]}, arch="sm_90a", executor="serial", quiet=True)
     assert timed == [{"stages": 2}]

@@ -15,7 +15,7 @@ from typing import Any
 from ..core.construction import edits_at_construction
 from ..errors import TslabError
 from .recorder import compile_call
-from .worker import error_record, run_in_child
+from .worker import error_record, failure, run_in_child
 
 
 def _compile(host_fn: Any, args: tuple, kwargs: dict, arch: str, edits: Any, frontend: Any,
@@ -45,10 +45,7 @@ def compile_captured(design: Any, arch: str | None = None, *, timeout: float = 6
     edits = design._edits()
     outcome = run_in_child(lambda: _compile(host_fn, args, kwargs, arch, edits, source.frontend, source.options),
                            timeout=timeout)
-    value = outcome.value or {}
-    error = outcome.error or value.get("error")
-    if outcome.crashed or error is not None:
-        detail = (f"{error['type']}: {' '.join(error['message'].split())[:400]}" if error
-                  else f"the worker ended (signal {outcome.signal}, exit {outcome.exit_code})")
+    detail = failure(outcome)
+    if detail is not None:
         raise TslabError(f"compile of captured kernel '{design.kernel}' for {arch}: {detail}")
-    return {**value, "arch": arch, "log": outcome.stdout + outcome.stderr}
+    return {**outcome.value, "arch": arch, "log": outcome.stdout + outcome.stderr}

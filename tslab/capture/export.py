@@ -18,8 +18,9 @@ from typing import Any
 
 from ..core.construction import edits_at_construction
 from ..errors import TslabError
+from ..package_loader import LOAD_FUNCTION
 from .recorder import compile_call
-from .worker import error_record, run_in_child
+from .worker import error_record, failure, run_in_child
 
 INIT = '''"""{kernel}: a captured TS kernel compiled for {arch} with knobs {knobs} (exported by tslab).
 
@@ -43,21 +44,7 @@ ARCH: str = META["arch"]
 _module: Any = None
 
 
-def load() -> Any:
-    """The exported host function (loaded once, without compiling)."""
-    global _module
-    if _module is None:
-        import ctypes
-        import os
-
-        from cutlass.cute.runtime import find_runtime_libraries, load_module
-
-        for path in find_runtime_libraries(enable_tvm_ffi=False):  # global symbols for the object file
-            if os.path.exists(path):
-                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-        _module = load_module(str(HERE / "kernel.o"))
-    return _module.kernel
-'''
+{load_function}'''
 
 
 def _export(host_fn: Any, args: tuple, kwargs: dict, arch: str, edits: Any, frontend: Any, options: str,
@@ -109,11 +96,8 @@ def export_captured(design: Any, path: str | Path, arch: str | None = None, *, f
     with tempfile.TemporaryDirectory(prefix="tslab-export-") as scratch:
         outcome = run_in_child(lambda: _export(host_fn, args, kwargs, arch, edits, source.frontend, source.options,
                                                scratch), timeout=timeout)
-        value = outcome.value or {}
-        error = outcome.error or value.get("error")
-        if outcome.crashed or error is not None:
-            detail = (f"{error['type']}: {' '.join(error['message'].split())[:400]}" if error
-                      else f"the worker ended (signal {outcome.signal}, exit {outcome.exit_code})")
+        detail = failure(outcome)
+        if detail is not None:
             raise TslabError(f"export of captured kernel '{design.kernel}' for {arch}: {detail}")
         if out.exists():
             shutil.rmtree(out)
@@ -123,5 +107,6 @@ def export_captured(design: Any, path: str | Path, arch: str | None = None, *, f
     (out / "design.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
     (out / "VERDICT.txt").write_text(verdict.text() + "\n")
     (out / "__init__.py").write_text(INIT.format(name=out.name, kernel=design.kernel, arch=arch,
-                                                 knobs=design.source.knob_edits or "as written"))
+                                                 knobs=design.source.knob_edits or "as written",
+                                                 load_function=LOAD_FUNCTION))
     return out

@@ -127,3 +127,15 @@ def run_in_child(fn: Callable[[], Any], *, timeout: float = 600.0) -> ChildOutco
             outcome.value = payload.get("value")
             outcome.error = payload.get("error")
         return outcome
+
+
+def failure(outcome: ChildOutcome) -> str | None:
+    """What went wrong in a child run whose function returns a dict (``{"error": ...}`` on failure), in one line:
+    its error, or how the child ended; None when it succeeded."""
+    value = outcome.value if isinstance(outcome.value, dict) else {}
+    error = outcome.error or value.get("error")
+    if not outcome.crashed and error is None:
+        return None
+    if error:
+        return f"{error['type']}: {' '.join(error['message'].split())[:400]}"
+    return f"the worker ended (signal {outcome.signal}, exit {outcome.exit_code})"

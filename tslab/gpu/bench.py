@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from .compile import require_gpu
+from .guards import require_gpu
 from .targets import Target, resolve
 from .worker import run_job
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from . import templates
-from .compile import DEFAULT_SMS, checked_target, verified
 from .errors import GpuError, UnsafeDesignError
+from .guards import DEFAULT_SMS, checked_target, verified
 from .targets import DYNAMIC_KERNELS, require_arch, resolve, shape_rules
 from .worker import run_job
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import jobs
+from . import build
 from .targets import Target
 
 #: H200 (SXM) dense fp16/bf16 tensor-core peak, TFLOP/s (datasheet).
@@ -56,11 +56,11 @@ def tolerance(result: dict[str, float], dtype: str) -> float:
 
 def compiled(t: Target, sms: int, arch: str) -> Any:
     """The target compiled with its edits applied, kept by the worker (a dynamic target: once for all shapes)."""
-    return jobs.compiled(t, sms, arch)
+    return build.compiled(t, sms, arch)
 
 
 def _args(marks: Any, a: Any, b: Any, c: Any, stream: Any) -> tuple:
-    """Kernel arguments for ``(a, b, c)``, marked as :func:`tslab.gpu.jobs.tensor_marks` says."""
+    """Kernel arguments for ``(a, b, c)``, marked as :func:`tslab.gpu.build.tensor_marks` says."""
     from .args import tensor_args
 
     return (*tensor_args((a, b, c), marks), stream)
@@ -76,7 +76,7 @@ def run(t: Target, *, seed: int, sms: int, arch: str, stream: Any) -> dict[str, 
     started = time.perf_counter()
     fn = compiled(t, sms, arch)
     compile_s = time.perf_counter() - started
-    fn(*_args(jobs.tensor_marks(t), a, b, c, stream))
+    fn(*_args(build.tensor_marks(t), a, b, c, stream))
     torch.cuda.synchronize()
     result = {**check(a, b, c), "compile_seconds": compile_s, "shape": list(t.shape), "dtype": t.dtype}
     if result["unwritten"] or not result["rel_error"] <= tolerance(result, t.dtype):
@@ -99,7 +99,7 @@ def time_target(t: Target, *, sms: int, arch: str, stream: Any, repeats: int, it
     count = workspace_count(nbytes, warmup, iterations)
     sets = [operands(t.shape, t.dtype, 1000 + w) for w in range(count)]
     fn = compiled(t, sms, arch)
-    marks = jobs.tensor_marks(t)
+    marks = build.tensor_marks(t)
     kernel_ws = [_args(marks, a, b, c, stream) for a, b, c in sets]
     fn(*kernel_ws[0])
     torch.cuda.synchronize()

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from string import Template
 
+from ..package_loader import LOAD_FUNCTION
+
 COPY_DOC = '''"""$kernel compiled for $arch: copies a $dtype tensor (exported by tslab).
 
     import torch, $name
@@ -76,21 +78,7 @@ def gpu_arch(index: int = 0) -> str | None:
     return f"sm_{major}{minor}{suffix}"
 
 
-def load() -> Any:
-    """The exported function (loaded once, without compiling)."""
-    global _module
-    if _module is None:
-        import ctypes
-        import os
-
-        from cutlass.cute.runtime import find_runtime_libraries, load_module
-
-        for path in find_runtime_libraries(enable_tvm_ffi=False):  # global symbols for the object file
-            if os.path.exists(path):
-                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-        _module = load_module(str(HERE / "kernel.o"))
-    return _module.kernel
-
+$load_function
 
 def _require_gpu(t: Any) -> None:
     arch = gpu_arch(t.device.index or 0)
@@ -255,7 +243,7 @@ def package_init(kind: str, **fields: str) -> str:
     """``__init__.py`` of a ``kind`` ('copy' or 'gemm') package; ``fields``: name, kernel, arch, dtype, rules,
     example."""
     doc, body = (GEMM_DOC, GEMM) if kind == "gemm" else (COPY_DOC, COPY)
-    return Template(doc + COMMON + body).substitute(fields)
+    return Template(doc + COMMON + body).substitute(fields, load_function=LOAD_FUNCTION)
 
 
 TEST = '''"""Checks of the exported package: loads without compiling; on a matching GPU, computes what torch does."""

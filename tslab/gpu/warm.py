@@ -157,9 +157,9 @@ def _free_gpu_memory() -> None:
 
 
 def _serve(conn: Connection) -> None:
-    from . import worker as jobs_api
+    from .job_channel import attach
 
-    jobs_api._conn = conn
+    attach(conn)
     while True:
         try:
             message = conn.recv()

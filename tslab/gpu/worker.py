@@ -20,27 +20,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from .errors import CompileError, GpuError, WorkerCrashedError, WorkerTimeoutError
+from .job_channel import attach, enter_phase, report_partial
 from .oom import is_out_of_memory, out_of_memory_error
 
 _LOG_TAIL = 2000
-_conn: Any = None  # the pipe to the parent, inside a worker process
-
-
-def enter_phase(phase: str, timeout: float) -> None:
-    """Inside a job: tell the parent the job entered ``phase``, which may last ``timeout`` seconds from now."""
-    if _conn is not None:
-        _conn.send(("phase", phase, float(timeout)))
-
-
-def report_partial(item: Any) -> None:
-    """Inside a job: hand the parent one finished piece of work (e.g. a timed row), kept if the job dies later."""
-    if _conn is not None:
-        _conn.send(("partial", item))
-
 
 def _entry(conn: Any, job: str, kwargs: dict[str, Any], log_path: str, env: dict[str, str]) -> None:
-    global _conn
-    _conn = conn
+    attach(conn)
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(fd, 1)
     os.dup2(fd, 2)

@@ -79,7 +79,7 @@ def sweep(design: Design | str, space: Mapping[str, Sequence[Any]], *,
     io = _captured_io(design, measure, inputs=inputs, reference=reference, outputs=outputs, baseline=baseline)
     arch = _arch(arch)
     if measure == "bench":
-        from ..gpu.compile import require_gpu
+        from ..gpu.guards import require_gpu
 
         require_gpu("sweep with measure='bench' (run and time each point)")
     run = _Run(design, space, where, measure=measure, arch=arch, store=store, started=started)
