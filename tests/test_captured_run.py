@@ -100,6 +100,13 @@ def test_run_and_bench_say_what_they_need(row_copy):
         kernel.run(inputs=lambda: ())
 
 
+def test_profile_of_a_captured_kernel_asks_for_importable_inputs(row_copy):
+    with pytest.raises(InputsError, match="inputs=<lambda> is a lambda"):
+        gpu.profile(row_copy, inputs=lambda: ())
+    with pytest.raises(InputsError, match="profile needs inputs="):
+        gpu.profile(row_copy)
+
+
 @pytest.mark.skipif(gpu.device() is not None, reason="this machine has a GPU")
 def test_without_a_gpu_run_says_so_after_checking_the_call(row_copy):
     with pytest.raises(gpu.NoGpuError, match="run of captured kernel 'copy_rows'"):

@@ -102,6 +102,18 @@ def test_benches_against_its_baseline_and_is_profiled_never_silently(kernel):
           f"{row['ratio']:.2f}x torch's copy")
 
 
+def test_is_profiled_on_its_inputs(row_copy):
+    timeline = gpu.profile(row_copy, inputs=f"{IO}:inputs", reference=f"{IO}:expected", outputs=["dst"],
+                           repeats=3)
+    frame = timeline.frame
+    assert set(frame["task"]) == {"LoadTask", "StoreTask"}
+    assert (frame["end_ns"] >= frame["start_ns"]).all()
+    loads = frame[(frame["task"] == "LoadTask") & (frame["stage"] == "ProducerWork")]
+    assert len(loads) == ROWS  # one TMA load per row, in the one warp of the load task
+    assert timeline.meta["check"]["outputs"][0]["mismatches"] == 0
+    print("\n" + timeline.text())
+
+
 def test_sweeps_two_knobs_on_the_gpu(row_copy):
     result = tslab.sweep(row_copy, {"ring_stages": [2, 4], "row_elems": [128, 256]}, measure="bench",
                          executor="serial", inputs=f"{IO}:inputs", reference=f"{IO}:expected", outputs=["dst"],

@@ -1,7 +1,6 @@
-"""A captured design on the GPU: compile it as edited, and run, check and time it with the user's own callables.
+"""A captured design on the GPU: run, check and time it with the user's own callables.
 
-``compile`` builds the kernel's own host code with its knobs, the design's edits applied inside the trace. ``run``
-and ``bench`` send the GPU worker plain data (:func:`captured_spec`: the file's text as checked, knobs, edits,
+``run`` and ``bench`` send the GPU worker plain data (:func:`captured_spec`: the file's text as checked, knobs, edits,
 fake arguments) and the names of the user's ``inputs``, ``reference`` and ``baseline`` functions, which the worker
 imports: they must live in a file or an importable module, not in a notebook cell.
 """
@@ -14,24 +13,8 @@ import inspect
 import sys
 from typing import Any
 
-from .compile import CompiledKernel, verified
 from .errors import InputsError, UnsupportedKernelError
-from .jobs import parse_ptxas
-from .targets import Target
-
-
-def compile_captured_design(design: Any, arch: str | None, *, force: bool, timeout: float) -> CompiledKernel:
-    """Check ``design`` (refused unless ok or ``force``), then compile its kernel as edited for ``arch``."""
-    from ..capture.compiled import compile_captured
-
-    verdict = verified(design, force)
-    out = compile_captured(design, arch, timeout=timeout)
-    stats = parse_ptxas(out["log"])
-    target = Target(kernel=design.kernel, params=design.knobs(), shape=(), dtype="captured", validate=verdict.ok)
-    return CompiledKernel(target=target, arch=out["arch"], sms=0, verdict=verdict, ptx=out["ptx"], cubin=out["cubin"],
-                          compile_seconds=out["seconds"], registers=stats["registers"],
-                          spill_stores=stats["spill_stores"], spill_loads=stats["spill_loads"],
-                          stack_frame=stats["stack_frame"], log=out["log"][-20000:], captured=True)
+from .guards import SETUP_TIMEOUT, require_gpu
 
 
 def require_file(design: Any) -> Any:
@@ -137,11 +120,14 @@ def output_indices(design: Any, outputs: Any) -> tuple[list[int], list[str]]:
     return picked, names
 
 
-def _prepared(kernel: CompiledKernel, inputs: Any, reference: Any, outputs: Any, what: str) -> dict[str, Any]:
+def _prepared(kernel: Any, inputs: Any, reference: Any, outputs: Any, what: str) -> dict[str, Any]:
     """The worker job's arguments for a run or bench of a captured ``kernel``, everything refused here first."""
-    from .compile import require_gpu
+    return prepared(kernel.verdict.design, kernel.target.validate, inputs, reference, outputs, what)
 
-    design = kernel.verdict.design
+
+def prepared(design: Any, validate: bool, inputs: Any, reference: Any, outputs: Any, what: str) -> dict[str, Any]:
+    """The worker job's arguments for ``what`` (run, bench, profile) of a checked captured ``design``: its spec,
+    the functions by name and the outputs by position, everything refused here before anything runs."""
     if inputs is None:
         raise InputsError(
             f"captured kernel '{design.kernel}': {what} needs inputs=, a function returning the host function's "
@@ -155,14 +141,13 @@ def _prepared(kernel: CompiledKernel, inputs: Any, reference: Any, outputs: Any,
     refs = {"inputs": callable_ref(inputs, "inputs"),
             "reference": callable_ref(reference, "reference") if reference is not None else None}
     info = require_gpu(f"{what} of captured kernel '{design.kernel}'")
-    return {"spec": captured_spec(design, info.arch, validate=kernel.target.validate), **refs,
+    return {"spec": captured_spec(design, info.arch, validate=validate), **refs,
             "outputs": picked, "names": names}
 
 
-def run_captured(kernel: CompiledKernel, *, inputs: Any, reference: Any, outputs: Any, rtol: float | None,
+def run_captured(kernel: Any, *, inputs: Any, reference: Any, outputs: Any, rtol: float | None,
                  atol: float | None, timeout: float) -> dict[str, Any]:
     """Run a captured kernel once in the GPU worker (see :meth:`CompiledKernel.run`)."""
-    from .compile import SETUP_TIMEOUT
     from .errors import CheckFailedError, KernelHungError, WorkerTimeoutError
     from .worker import KERNEL_PHASE, run_job
 
@@ -177,7 +162,7 @@ def run_captured(kernel: CompiledKernel, *, inputs: Any, reference: Any, outputs
         raise KernelHungError.from_verdict(label, kernel.verdict, timeout) from None
 
 
-def bench_captured(kernel: CompiledKernel, *, inputs: Any = None, baseline: Any = None, reference: Any = None,
+def bench_captured(kernel: Any, *, inputs: Any = None, baseline: Any = None, reference: Any = None,
                    outputs: Any = None, repeats: int = 5, iterations: int = 20, warmup: int = 5,
                    rtol: float | None = None, atol: float | None = None, timeout: float = 600.0) -> Any:
     """Time a captured kernel against ``baseline`` on fresh ``inputs()`` per workspace (cold L2)."""

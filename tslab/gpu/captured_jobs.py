@@ -9,6 +9,7 @@ describes, and every input is held to them (dtype, static extents and strides, p
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import time
@@ -41,20 +42,27 @@ def _source(spec: dict[str, Any]) -> Any:
                         options=spec["options"])
 
 
-def compiled(spec: dict[str, Any]) -> tuple[Any, float]:
-    """The kernel compiled for the spec's arch with its knobs and edits (once per worker), and seconds it took."""
-    from ..capture.recorder import compile_call
-    from ..core.construction import Edits, edits_at_construction
+def compiled(spec: dict[str, Any], *, markers: tuple[Any, Any] | None = None) -> tuple[Any, float]:
+    """The kernel compiled for the spec's arch with its knobs and edits (once per worker), and seconds it took.
 
-    key = json.dumps(spec, sort_keys=True, default=str)
+    ``markers``: ``(stages, resources)`` to compile it with TS's IKET markers on (``None`` in either: all).
+    """
+    from ..capture.recorder import compile_call
+    from ..core.construction import Edits, edits_at_construction, markers_at_construction
+
+    key = json.dumps([spec, None if markers is None else [sorted(m) if m else None for m in markers]],
+                     sort_keys=True, default=str)
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     started = time.perf_counter()
     source = _source(spec)
     host_fn, kwargs = source._traced_callable()
     args = source._args_for(kwargs)
-    with edits_at_construction(Edits(**spec["edits"]), validate=spec.get("validate", True)):
-        fn = compile_call(host_fn, args, kwargs, spec["arch"], frontend=source.frontend, options=source.options)()
+    options = source.options if markers is None else f"{source.options} iket".strip()
+    marking = contextlib.nullcontext() if markers is None else markers_at_construction(
+        *(None if m is None else frozenset(m) for m in markers))
+    with edits_at_construction(Edits(**spec["edits"]), validate=spec.get("validate", True)), marking:
+        fn = compile_call(host_fn, args, kwargs, spec["arch"], frontend=source.frontend, options=options)()
     _COMPILED[key] = fn
     return fn, time.perf_counter() - started
 
@@ -218,15 +226,23 @@ def _sms() -> None:
         raise NoGpuError("no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works without one")
 
 
-def run_job(spec: dict[str, Any], inputs: str, reference: str | None, outputs: list[int], names: list[str],
-            rtol: float | None = None, atol: float | None = None, timeout: float | None = None) -> dict[str, Any]:
-    """Run the captured kernel once on ``inputs()``; compare its outputs with ``reference`` when given."""
+def _checked_run(spec: dict[str, Any], inputs: str, reference: str | None, outputs: list[int], names: list[str],
+                 rtol: float | None, atol: float | None, timeout: float | None) -> tuple[Any, float, tuple, dict]:
+    """Compile (or reuse) the kernel, run it once on fresh ``inputs()`` and hold its outputs to ``reference``:
+    the compiled function, its compile seconds, the inputs it ran on and the per-output report."""
     _sms()
     fn, compile_s = compiled(spec)
     args = checked_inputs(spec, _call(inputs, "inputs"), inputs)
     result = _run_once(spec, fn, args, reference=reference, outputs=outputs, names=names, rtol=rtol, atol=atol,
                        timeout=timeout)
     _verdict_of(spec["label"], result, reference is not None)
+    return fn, compile_s, args, result
+
+
+def run_job(spec: dict[str, Any], inputs: str, reference: str | None, outputs: list[int], names: list[str],
+            rtol: float | None = None, atol: float | None = None, timeout: float | None = None) -> dict[str, Any]:
+    """Run the captured kernel once on ``inputs()``; compare its outputs with ``reference`` when given."""
+    _, compile_s, _, result = _checked_run(spec, inputs, reference, outputs, names, rtol, atol, timeout)
     return {**result, "compile_seconds": compile_s, "checked": reference is not None}
 
 
@@ -236,12 +252,7 @@ def bench_job(spec: dict[str, Any], inputs: str, reference: str | None, baseline
     """Check once, then time the kernel (and ``baseline``) on fresh ``inputs()`` per workspace, interleaved."""
     import torch
 
-    _sms()
-    fn, compile_s = compiled(spec)
-    first = checked_inputs(spec, _call(inputs, "inputs"), inputs)
-    check = _run_once(spec, fn, first, reference=reference, outputs=outputs, names=names, rtol=rtol, atol=atol,
-                      timeout=None)
-    _verdict_of(spec["label"], check, reference is not None)
+    fn, compile_s, first, check = _checked_run(spec, inputs, reference, outputs, names, rtol, atol, None)
     nbytes = sum(a.numel() * a.element_size() for a in first if isinstance(a, torch.Tensor))
     count = workspace_count(max(nbytes, 1), warmup, iterations)
     sets = [first] + [checked_inputs(spec, _call(inputs, "inputs"), inputs) for _ in range(count - 1)]
@@ -274,3 +285,37 @@ def _dtype(values: tuple) -> str:
 
     tensors = [v for v in values if isinstance(v, torch.Tensor)]
     return str(tensors[0].dtype).removeprefix("torch.") if tensors else "-"
+
+
+def profile_job(spec: dict[str, Any], inputs: str, reference: str | None, outputs: list[int], names: list[str], *,
+                blocks: int, stages: list[str] | None, resources: list[str] | None, minimal: list[str],
+                max_ts_per_warp: int, repeats: int, timeout: float, rtol: float | None = None,
+                atol: float | None = None) -> dict[str, Any]:
+    """The captured kernel under IKET (see :mod:`tslab.gpu.profile_jobs`): compiled plain, marked and with one
+    marker, run on ``inputs()``; its outputs are held to ``reference`` after the session."""
+    from .profile_jobs import profiled
+
+    def prepare(rounds: int) -> tuple[dict[str, Any], tuple, Any]:
+        kernels = {"plain": compiled(spec)[0], "marked": compiled(spec, markers=(stages, resources))[0]}
+        if rounds:
+            kernels["minimal"] = compiled(spec, markers=([minimal[1]], [minimal[0]]))[0]
+        args = checked_inputs(spec, _call(inputs, "inputs"), inputs)
+        before = [a.detach().clone() if hasattr(a, "detach") else a for a in args]  # the reference's inputs
+        for i in outputs:
+            _poison(args[i])
+
+        def check() -> dict[str, Any]:
+            expected = _expected(reference, tuple(before), outputs, names) if reference else None
+            rows = []
+            for k, i in enumerate(outputs):
+                row = {"output": names[i], "elements": args[i].numel(), "unwritten": _unwritten(args[i])}
+                if expected is not None:
+                    row.update(_compare(names[i], args[i], expected[k], rtol, atol))
+                rows.append(row)
+            result = {"outputs": rows}
+            _verdict_of(spec["label"], result, reference is not None)
+            return result
+
+        return kernels, kernel_args(spec, args), check
+
+    return profiled(prepare, blocks=blocks, max_ts_per_warp=max_ts_per_warp, repeats=repeats, timeout=timeout)

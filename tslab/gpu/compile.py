@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.check import check
-from .errors import KernelHungError, NoGpuError, UnsafeDesignError, WorkerTimeoutError
-from .jobs import KERNEL_PHASE
+from .build import parse_ptxas
+from .errors import KernelHungError, NoGpuError, WorkerTimeoutError
+from .guards import DEFAULT_SMS, SETUP_TIMEOUT, checked_target, require_gpu, verified
 from .targets import Target, require_arch, resolve
-from .worker import run_job
-
-#: Seconds a run's worker may take to start, build its inputs and compile, before its kernel's own limit starts.
-SETUP_TIMEOUT = 600.0
-#: Multiprocessors assumed when compiling for an arch without its GPU (the H100/H200 SXM count).
-DEFAULT_SMS = {"sm_90a": 132, "sm_90": 132, "sm_100a": 148}
+from .worker import KERNEL_PHASE, run_job
 
 
 @dataclass
@@ -110,48 +104,13 @@ class CompiledKernel:
 
     def profile(self, **kwargs: Any) -> Any:
         """What every warp of this kernel did on the GPU (see :func:`tslab.gpu.profile`): same shape, dtype and
-        launch options as compiled."""
+        launch options as compiled; a captured kernel takes ``inputs`` (and ``reference``, ``outputs``)."""
         from .profiling import profile
 
         if self.captured:
-            from .errors import UnsupportedKernelError
-
-            raise UnsupportedKernelError(
-                f"captured kernel '{self.target.kernel}': profile() of a captured kernel is not built yet; "
-                "run(inputs=...) and bench(inputs=...) are")
+            return profile(self.verdict.design, force=not self.target.validate, **kwargs)
         return profile(self.verdict.design, shape=self.target.shape, dtype=self.target.dtype,
                        launch=dict(self.target.launch), **kwargs)
-
-
-def require_gpu(what: str) -> Any:
-    """This machine's GPU, or a ``NoGpuError`` that says what works without one."""
-    from .device import device
-
-    info = device()
-    if info is None:
-        raise NoGpuError(f"{what}: no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works "
-                         "without one (kernel.ptx, kernel.cubin), run, bench and profile need a GPU")
-    return info
-
-
-def checked_target(target: Target, verdict: Any) -> Target:
-    """``target`` for a design with this verdict: one the checker refused is compiled with TS warning, not raising."""
-    return target if verdict.ok else dataclasses.replace(target, validate=False)
-
-
-def verified(design: Any, force: bool) -> Any:
-    """The design's verdict (against this GPU's SMEM limit when there is one); refuses it unless safe or ``force``."""
-    from .device import smem_capacity
-
-    verdict = check(design, smem_capacity=smem_capacity())
-    if not verdict.ok and not force:
-        errors = "\n".join(str(e) for e in verdict.errors) or verdict.status
-        raise UnsafeDesignError(
-            f"design '{design.kernel}': tslab.check() says {verdict.status}; fix the errors below or pass "
-            f"force=True to compile anyway.\n{errors}",
-            verdict,
-        )
-    return verdict
 
 
 def compile(
@@ -174,8 +133,6 @@ def compile(
     applied at TaskManager construction; it is compiled to inspect (PTX, registers), not run by tslab.
     """
     if getattr(design, "is_captured", False):
-        from .captured import compile_captured_design
-
         return compile_captured_design(design, arch, force=force, timeout=timeout)
     target = resolve(design, shape, dtype, launch)
     if arch is None or sms is None:
@@ -214,6 +171,21 @@ def compile(
         stack_frame=out["stack_frame"],
         log=out["log"],
     )
+
+
+def compile_captured_design(design: Any, arch: str | None, *, force: bool, timeout: float) -> CompiledKernel:
+    """Check a captured ``design`` (refused unless ok or ``force``), then compile its kernel as edited for ``arch``:
+    the kernel's own host code with its knobs, the design's edits applied inside the trace."""
+    from ..capture.compiled import compile_captured
+
+    verdict = verified(design, force)
+    out = compile_captured(design, arch, timeout=timeout)
+    stats = parse_ptxas(out["log"])
+    target = Target(kernel=design.kernel, params=design.knobs(), shape=(), dtype="captured", validate=verdict.ok)
+    return CompiledKernel(target=target, arch=out["arch"], sms=0, verdict=verdict, ptx=out["ptx"], cubin=out["cubin"],
+                          compile_seconds=out["seconds"], registers=stats["registers"],
+                          spill_stores=stats["spill_stores"], spill_loads=stats["spill_loads"],
+                          stack_frame=stats["stack_frame"], log=out["log"][-20000:], captured=True)
 
 
 def run_on_gpu(target: Target, *, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:

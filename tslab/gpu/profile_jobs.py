@@ -18,22 +18,34 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .jobs import KERNEL_PHASE, compile_target
+from .build import compile_target
 from .targets import Target
-from .worker import enter_phase
+from .worker import KERNEL_PHASE, enter_phase
 
 
 def profile_job(target: dict[str, Any], *, blocks: int, stages: list[str] | None, resources: list[str] | None,
                 minimal: list[str], max_ts_per_warp: int, repeats: int, seed: int, timeout: float) -> dict[str, Any]:
     """``minimal``: ``[resource, stage]`` of the one step the one-marker kernel marks."""
+    t = Target.from_dict(target)
+
+    def prepare(rounds: int) -> tuple[dict[str, Any], tuple, Any]:
+        return (_catalog_kernels(t, stages, resources, minimal, rounds), *_workload(t, seed))
+
+    return profiled(prepare, blocks=blocks, max_ts_per_warp=max_ts_per_warp, repeats=repeats, timeout=timeout)
+
+
+def profiled(prepare: Any, *, blocks: int, max_ts_per_warp: int, repeats: int, timeout: float) -> dict[str, Any]:
+    """One profile under IKET: ``prepare(rounds)`` returns the kernels (``plain``, ``marked`` and, when ``rounds``,
+    ``minimal``), their arguments and the check of the result, run after the session."""
     from .iket_session import Session
 
     session = Session(max_ts_per_warp=max_ts_per_warp, one_block=blocks == 1)
+    rounds = repeats if blocks == 1 else 0
     try:
         with tempfile.TemporaryDirectory() as scratch:
             with session:
-                out, check = _run(Target.from_dict(target), stages, resources, minimal,
-                                  repeats if blocks == 1 else 0, seed, timeout)
+                kernels, args, check = prepare(rounds)
+                out = _launches(kernels, args, rounds, timeout)
             out["check"] = check()  # after the session: torch's cuBLAS must not run under IKET (it aborts)
             data = session.save(Path(scratch) / "trace.json")
     finally:
@@ -57,10 +69,10 @@ def _sample(data: dict[str, Any]) -> dict[str, Any]:
             "launch": {k: v for k, v in launch.items() if not isinstance(v, list)}}
 
 
-def _run(t: Target, stages: list[str] | None, resources: list[str] | None, minimal: list[str], repeats: int,
-         seed: int, timeout: float) -> tuple[dict[str, Any], Any]:
-    import torch
-
+def _catalog_kernels(t: Target, stages: list[str] | None, resources: list[str] | None, minimal: list[str],
+                     rounds: int) -> dict[str, Any]:
+    """The target compiled plain, with every step (of ``stages``/``resources``) marked and, for ``rounds``, with
+    the ``minimal`` step alone marked."""
     from ..core.construction import markers_at_construction
     from .device import device
 
@@ -75,9 +87,19 @@ def _run(t: Target, stages: list[str] | None, resources: list[str] | None, minim
 
     base = f"--gpu-arch {info.arch}"
     kernels = {"plain": build(base, marked=False), "marked": build(base, stages, resources)}
-    if repeats:
+    if rounds:
         kernels["minimal"] = build(base, [minimal[1]], [minimal[0]])
-    args, check = _workload(t, seed)
+    return kernels
+
+
+def _launches(kernels: dict[str, Any], args: tuple, rounds: int, timeout: float) -> dict[str, Any]:
+    """The marked kernel once, then ``rounds`` of one-marker, marked and plain launches (the plain one timed with
+    CUDA events; IKET records nothing of it)."""
+    import torch
+
+    from .device import device
+
+    info = device()
     enter_phase(KERNEL_PHASE, timeout)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
@@ -90,14 +112,14 @@ def _run(t: Target, stages: list[str] | None, resources: list[str] | None, minim
 
     launched, plain_us = ["marked"], []
     launch("marked")
-    for _ in range(repeats):
+    for _ in range(rounds):
         for kind in ("minimal", "marked"):
             launch(kind)
             launched.append(kind)
-        plain_us.append(launch("plain"))  # not instrumented: IKET records nothing of it
+        plain_us.append(launch("plain"))
     return {"launched": launched, "plain_us": plain_us,
             "plain_median_us": statistics.median(plain_us) if plain_us else None,
-            "arch": info.arch, "sms": info.sm_count}, check
+            "arch": info.arch, "sms": info.sm_count}
 
 
 def _workload(t: Target, seed: int) -> tuple[tuple, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import DesignError
-from .compile import SETUP_TIMEOUT, checked_target, require_gpu, verified
+from .guards import SETUP_TIMEOUT, checked_target, require_gpu, verified
 from .iket_session import MARKER_SLOTS, ProfileError
 from .targets import resolve
 from .timeline import Timeline, task_steps
@@ -24,19 +24,20 @@ MAX_EVENTS_PER_WARP = 16_384
 def profile(design: Any, *, shape: tuple[int, ...] | None = None, dtype: str | None = None, blocks: int = 1,
             stages: set[str] | None = None, resources: set[str] | None = None,
             max_events_per_warp: int = MAX_EVENTS_PER_WARP, repeats: int = 20, seed: int = 0,
-            launch: dict[str, Any] | None = None, force: bool = False, timeout: float = 300.0) -> Timeline:
+            launch: dict[str, Any] | None = None, force: bool = False, timeout: float = 300.0,
+            inputs: Any = None, reference: Any = None, outputs: Any = None) -> Timeline:
     """Profile one launch of ``design``'s kernel on this GPU; ``blocks`` blocks are kept (``1``: IKET traces one
     block, and the plain and marked kernels are timed ``repeats`` times each). ``stages`` (ScheduleStage names)
     and ``resources`` limit the steps TS marks; IKET's narrow encoding holds 30 distinct step names.
+    A captured kernel runs on ``inputs()`` (and is held to ``reference``/``outputs``), as its ``run`` does.
     Without a GPU: :class:`~tslab.gpu.NoGpuError`."""
-    if getattr(design, "is_captured", False):
-        from .errors import UnsupportedKernelError
-
-        raise UnsupportedKernelError(f"captured kernel '{design.kernel}': tslab has no inputs for it yet; profile "
-                                     "a catalog design, or run the kernel's own host code under IKET's CLI")
     if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
         raise DesignError("input", "profile", f"blocks={blocks!r} is not a positive int",
                           "pass blocks=1 (one block, timed too) or a few more")
+    if getattr(design, "is_captured", False):
+        return _profile_captured(design, inputs=inputs, reference=reference, outputs=outputs, blocks=blocks,
+                                 stages=stages, resources=resources, max_events_per_warp=max_events_per_warp,
+                                 repeats=repeats, force=force, timeout=timeout)
     job, steps, target = profile_job(design, shape=shape, dtype=dtype, blocks=blocks, stages=stages,
                                      resources=resources, max_events_per_warp=max_events_per_warp, repeats=repeats,
                                      seed=seed, launch=launch, force=force, timeout=timeout)
@@ -66,6 +67,28 @@ def profile_job(design: Any, *, shape: tuple[int, ...] | None, dtype: str | None
                   env={"CUTE_DSL_DISABLE_FILE_CACHING": "1"}, error=ProfileError)
     _check_buffer(job, max_events_per_warp)
     return job, steps, target
+
+
+def _profile_captured(design: Any, *, inputs: Any, reference: Any, outputs: Any, blocks: int, stages: Any,
+                      resources: Any, max_events_per_warp: int, repeats: int, force: bool,
+                      timeout: float) -> Timeline:
+    """A captured design profiled on the user's inputs, built in the worker as its ``run`` builds it."""
+    from .captured import prepared
+
+    verdict = verified(design, force)
+    job_args = prepared(design, verdict.ok, inputs, reference, outputs, "profile")
+    steps = task_steps(design.lower().tasks, stages, resources)
+    _check_slots(design.kernel, steps, stages, resources)
+    job = run_job("tslab.gpu.captured_jobs:profile_job",
+                  {**job_args, "blocks": blocks, "stages": sorted(stages) if stages else None,
+                   "resources": sorted(resources) if resources else None, "minimal": minimal_step(steps),
+                   "max_ts_per_warp": 2 * max_events_per_warp, "repeats": repeats, "timeout": timeout},
+                  timeout=SETUP_TIMEOUT, what=f"profile of captured kernel '{design.kernel}'",
+                  env={"CUTE_DSL_DISABLE_FILE_CACHING": "1"}, error=ProfileError)
+    _check_buffer(job, max_events_per_warp)
+    timeline = Timeline.from_job(design.kernel, steps, job)
+    timeline.meta.update(stages=sorted(stages) if stages else None, resources=sorted(resources) if resources else None)
+    return timeline
 
 
 def minimal_step(steps: list[Any]) -> list[str]:
