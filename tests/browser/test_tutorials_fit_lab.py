@@ -55,8 +55,14 @@ def _scrolled_through(page):
             return
 
 
-@pytest.mark.parametrize("notebook", ["07_hopper_gemm.ipynb", "08_sweep_a_design_space.ipynb",
-                                      "09_where_the_time_goes.ipynb"])
+#: Tutorials whose outputs include a chart (06's are tables and widgets: only their widths are checked).
+CHARTED = ("07_hopper_gemm.ipynb", "08_sweep_a_design_space.ipynb", "09_where_the_time_goes.ipynb")
+
+
+@pytest.mark.parametrize("notebook", [
+    pytest.param("06_open_your_kernel.ipynb", marks=pytest.mark.xfail(
+        strict=True, reason="the Studio's memory map and swimlane have fixed widths, over 1000 px (issue [4/6])")),
+    *CHARTED])
 def test_tutorial_runs_and_its_charts_fit(lab, lab_page, notebook):
     page = lab_page
     open_and_run(page, lab, notebook)
@@ -74,7 +80,7 @@ def test_tutorial_runs_and_its_charts_fit(lab, lab_page, notebook):
                     chart.screenshot(path=str(ARTIFACTS / f"tutorial-{notebook[:2]}-{len(shots)}-{width}.png"))
                     shots.add((title, width))
     assert not raised, f"{notebook}: a cell raised"
-    assert shots, f"{notebook}: no chart was drawn"
+    assert shots or notebook not in CHARTED, f"{notebook}: no chart was drawn"
     if problems:
         pytest.fail(f"{notebook}: parts wider than their output area:\n" + "\n".join(dict.fromkeys(problems)),
                     pytrace=False)
