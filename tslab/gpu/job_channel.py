@@ -1,7 +1,11 @@
-"""Inside a worker process: the pipe to the parent, through which a job reports its phases and partial results."""
+"""Inside a worker process: how a job (``"module:function"`` and keyword arguments) is called and answered, and the
+pipe to the parent, through which a job reports its phases and partial results."""
 
 from __future__ import annotations
 
+import importlib
+import os
+import traceback
 from typing import Any
 
 _conn: Any = None  # set by the worker before it runs a job; None in any other process
@@ -23,3 +27,34 @@ def report_partial(item: Any) -> None:
     """Inside a job: hand the parent one finished piece of work (e.g. a timed row), kept if the job dies later."""
     if _conn is not None:
         _conn.send(("partial", item))
+
+
+def call(job: str, kwargs: dict[str, Any]) -> Any:
+    """``module:function(**kwargs)``."""
+    module, name = job.split(":")
+    return getattr(importlib.import_module(module), name)(**kwargs)
+
+
+def answer(job: str, kwargs: dict[str, Any]) -> tuple:
+    """The job's reply to its parent: ``("ok", result)``, or ``("error", type, message, traceback)`` for everything
+    it raises (the parent decides what it means)."""
+    try:
+        return ("ok", call(job, kwargs))
+    except BaseException as exc:
+        return ("error", type(exc).__name__, " ".join(str(exc).split())[:4000], traceback.format_exc())
+
+
+def send(conn: Any, reply: tuple) -> None:
+    """Send ``reply``; a result that cannot be pickled is sent as an error saying so."""
+    try:
+        conn.send(reply)
+    except Exception as exc:
+        conn.send(("error", type(exc).__name__, f"the job's result cannot be sent back: {exc}", ""))
+
+
+def output_to(log_path: str) -> None:
+    """This process's stdout and stderr (fds 1 and 2, C libraries' too) go to ``log_path`` from now on."""
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)

@@ -16,14 +16,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
-import importlib
 import os
 import socket
 import subprocess
 import sys
 import threading
 import time
-import traceback
 from multiprocessing.connection import Connection
 
 #: Errors a job raises on purpose: the worker and its CUDA context are fine afterwards.
@@ -157,7 +155,7 @@ def _free_gpu_memory() -> None:
 
 
 def _serve(conn: Connection) -> None:
-    from .job_channel import attach
+    from .job_channel import answer, attach, output_to, send
 
     attach(conn)
     while True:
@@ -168,26 +166,14 @@ def _serve(conn: Connection) -> None:
         if message[0] == "stop":
             return
         _, job, kwargs, log_path, path, cwd = message
-        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
+        output_to(log_path)
         sys.path[:] = path + [p for p in sys.path if p not in path]  # the caller's imports work here too
         with contextlib.suppress(OSError):
             os.chdir(cwd)
-        try:
-            module, name = job.split(":")
-            result = getattr(importlib.import_module(module), name)(**kwargs)
-            reply: tuple = ("ok", result)
-        except BaseException as exc:  # report everything the job raises; the parent decides what it means
-            reply = ("error", type(exc).__name__, " ".join(str(exc).split())[:4000], traceback.format_exc())
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        try:
-            conn.send(reply)
-        except Exception as exc:  # an unpicklable result
-            conn.send(("error", type(exc).__name__, f"the job's result cannot be sent back: {exc}", ""))
+        reply = answer(job, kwargs)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        send(conn, reply)
         _free_gpu_memory()
 
 

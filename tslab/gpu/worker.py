@@ -9,34 +9,26 @@ whether the worker was still starting and compiling or the kernel itself did not
 from __future__ import annotations
 
 import contextlib
-import importlib
 import multiprocessing as mp
 import os
 import signal
 import sys
 import tempfile
-import traceback
 from collections.abc import Iterator
 from typing import Any
 
 from .errors import CompileError, GpuError, WorkerCrashedError, WorkerTimeoutError
-from .job_channel import attach, enter_phase, report_partial
+from .job_channel import answer, attach, call, enter_phase, output_to, report_partial, send
 from .oom import is_out_of_memory, out_of_memory_error
 
 _LOG_TAIL = 2000
 
 def _entry(conn: Any, job: str, kwargs: dict[str, Any], log_path: str, env: dict[str, str]) -> None:
     attach(conn)
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
+    output_to(log_path)
     os.environ.update(env)
     try:
-        module, name = job.split(":")
-        result = getattr(importlib.import_module(module), name)(**kwargs)
-        conn.send(("ok", result))
-    except BaseException as exc:  # report everything the job raises; the parent decides what it means
-        conn.send(("error", type(exc).__name__, " ".join(str(exc).split())[:4000], traceback.format_exc()))
+        send(conn, answer(job, kwargs))
     finally:
         conn.close()
 
@@ -251,10 +243,9 @@ def capture_fds(*, echo: bool) -> Iterator[list[str]]:
 
 def _run_here(job: str, kwargs: dict[str, Any], what: str, error: type[GpuError]) -> Any:
     """``job(**kwargs)`` in this process, quietly, its errors mapped as a worker's are (no crash or time guard)."""
-    module, name = job.split(":")
     try:
         with capture_fds(echo=False):
-            return getattr(importlib.import_module(module), name)(**kwargs)
+            return call(job, kwargs)
     except Exception as exc:
         kind, text = type(exc).__name__, " ".join(str(exc).split())[:4000]
         raise _job_error(what, kind, text, error, f"failed: {kind}: {text}") from exc
