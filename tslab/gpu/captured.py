@@ -120,11 +120,6 @@ def output_indices(design: Any, outputs: Any) -> tuple[list[int], list[str]]:
     return picked, names
 
 
-def _prepared(kernel: Any, inputs: Any, reference: Any, outputs: Any, what: str) -> dict[str, Any]:
-    """The worker job's arguments for a run or bench of a captured ``kernel``, everything refused here first."""
-    return prepared(kernel.verdict.design, kernel.target.validate, inputs, reference, outputs, what)
-
-
 def prepared(design: Any, validate: bool, inputs: Any, reference: Any, outputs: Any, what: str) -> dict[str, Any]:
     """The worker job's arguments for ``what`` (run, bench, profile) of a checked captured ``design``: its spec,
     the functions by name and the outputs by position, everything refused here before anything runs."""
@@ -151,7 +146,7 @@ def run_captured(kernel: Any, *, inputs: Any, reference: Any, outputs: Any, rtol
     from .errors import CheckFailedError, KernelHungError, WorkerTimeoutError
     from .worker import KERNEL_PHASE, run_job
 
-    job = _prepared(kernel, inputs, reference, outputs, "run")
+    job = prepared(kernel.verdict.design, kernel.target.validate, inputs, reference, outputs, "run")
     label = job["spec"]["label"]
     try:
         return run_job("tslab.gpu.captured_jobs:run_job", {**job, "rtol": rtol, "atol": atol, "timeout": timeout},
@@ -170,7 +165,7 @@ def bench_captured(kernel: Any, *, inputs: Any = None, baseline: Any = None, ref
     from .errors import CheckFailedError
     from .worker import run_job
 
-    job = _prepared(kernel, inputs, reference, outputs, "bench")
+    job = prepared(kernel.verdict.design, kernel.target.validate, inputs, reference, outputs, "bench")
     job["baseline"] = callable_ref(baseline, "baseline") if baseline is not None else None
     row = run_job("tslab.gpu.captured_jobs:bench_job",
                   {**job, "repeats": repeats, "iterations": iterations, "warmup": warmup, "rtol": rtol, "atol": atol},

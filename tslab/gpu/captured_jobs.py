@@ -198,6 +198,12 @@ def _run_once(spec: dict[str, Any], fn: Any, args: tuple, *, reference: str | No
         enter_phase(KERNEL_PHASE, timeout)
     fn(*kernel_args(spec, args))
     torch.cuda.synchronize()
+    return _report(args, outputs, names, expected, rtol, atol)
+
+
+def _report(args: tuple, outputs: list[int], names: list[str], expected: list[Any] | None, rtol: float | None,
+            atol: float | None) -> dict[str, Any]:
+    """Per output: its elements, how many the kernel left unwritten and, against ``expected``, how many differ."""
     rows = []
     for k, i in enumerate(outputs):
         row = {"output": names[i], "elements": args[i].numel(), "unwritten": _unwritten(args[i])}
@@ -306,13 +312,7 @@ def profile_job(spec: dict[str, Any], inputs: str, reference: str | None, output
 
         def check() -> dict[str, Any]:
             expected = _expected(reference, tuple(before), outputs, names) if reference else None
-            rows = []
-            for k, i in enumerate(outputs):
-                row = {"output": names[i], "elements": args[i].numel(), "unwritten": _unwritten(args[i])}
-                if expected is not None:
-                    row.update(_compare(names[i], args[i], expected[k], rtol, atol))
-                rows.append(row)
-            result = {"outputs": rows}
+            result = _report(args, outputs, names, expected, rtol, atol)
             _verdict_of(spec["label"], result, reference is not None)
             return result
 

@@ -54,11 +54,6 @@ def tolerance(result: dict[str, float], dtype: str) -> float:
     return 2.0 * result["torch_rel_error"] + UNIT_ROUNDOFF[dtype]
 
 
-def compiled(t: Target, sms: int, arch: str) -> Any:
-    """The target compiled with its edits applied, kept by the worker (a dynamic target: once for all shapes)."""
-    return build.compiled(t, sms, arch)
-
-
 def _args(marks: Any, a: Any, b: Any, c: Any, stream: Any) -> tuple:
     """Kernel arguments for ``(a, b, c)``, marked as :func:`tslab.gpu.build.tensor_marks` says."""
     from .args import tensor_args
@@ -74,7 +69,7 @@ def run(t: Target, *, seed: int, sms: int, arch: str, stream: Any) -> dict[str, 
 
     a, b, c = operands(t.shape, t.dtype, seed)
     started = time.perf_counter()
-    fn = compiled(t, sms, arch)
+    fn = build.compiled(t, sms, arch)
     compile_s = time.perf_counter() - started
     fn(*_args(build.tensor_marks(t), a, b, c, stream))
     torch.cuda.synchronize()
@@ -98,7 +93,7 @@ def time_target(t: Target, *, sms: int, arch: str, stream: Any, repeats: int, it
     nbytes = 2 * (m * k + n * k + m * n)
     count = workspace_count(nbytes, warmup, iterations)
     sets = [operands(t.shape, t.dtype, 1000 + w) for w in range(count)]
-    fn = compiled(t, sms, arch)
+    fn = build.compiled(t, sms, arch)
     marks = build.tensor_marks(t)
     kernel_ws = [_args(marks, a, b, c, stream) for a, b, c in sets]
     fn(*kernel_ws[0])
