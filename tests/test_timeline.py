@@ -20,6 +20,7 @@ from tslab.kernels import design
 from tslab.kernels._teaching import Buffer, async_pipeline
 
 RECORDED = Path(__file__).parent / "fixtures" / "iket"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def job(name: str) -> dict:
@@ -163,3 +164,13 @@ def test_the_one_marker_the_cost_is_measured_against_runs_least_often():
         for s in t.tile(1):
             counts[(s["resource"], s["stage"])] = counts.get((s["resource"], s["stage"]), 0) + 1
     assert counts[(resource, stage)] == min(counts.values())
+
+
+def test_both_sides_of_a_shallow_ring_waiting_on_each_other_read_as_too_few_stages():
+    """The H200 profile of tutorial 06's row copy (2 row buffers): the load waits for a free stage and the store for
+    data, most of the time each; the sweep measured 4 buffers 1.8x faster, so the reading must not say 'more stages
+    would not help'."""
+    recorded = Timeline.load(ROOT / "notebooks" / "data" / "h200_profile_row_copy.timeline.json.gz")
+    load, store = (next(line for line in recorded.reading() if line.startswith(t)) for t in ("LoadTask", "StoreTask"))
+    assert "too shallow" in load and "more stages should help" in load and "would not help" not in load
+    assert "data late" in store

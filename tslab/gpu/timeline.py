@@ -26,6 +26,8 @@ COLUMNS = ["block", "warp", "task", "resource", "stage", "section", "index", "it
            "end_ns", "duration_ns"]
 #: Ranges a saved notebook keeps of one timeline (a longer run is shown from its start).
 MAX_SHOWN_RANGES = 2000
+#: Share of a task's time above which a wait on both sides of one resource reads as a ring too shallow.
+SHALLOW_SHARE = 0.5
 #: What a blocking step waits for, in the words a summary uses.
 WAITS = {"ConsumerWait": "data not yet committed", "ProducerAcquire": "no free stage"}
 
@@ -218,16 +220,21 @@ class Timeline:
         """A short, factual reading of the summary: each task's largest wait and what it means."""
         lines = []
         s = self.summary()
-        for task, rows in s.groupby("task", sort=False):
-            waits = rows[rows.waits_for != ""]
-            if waits.empty:
-                continue
-            top = waits.iloc[0]
+        tops = {task: rows[rows.waits_for != ""].iloc[0] for task, rows in s.groupby("task", sort=False)
+                if (rows.waits_for != "").any()}
+        # A resource both of whose sides mostly wait on each other: too few stages in flight to hide the latency.
+        late = {top.step.rpartition(".")[0] for top in tops.values()
+                if top.waits_for == WAITS["ConsumerWait"] and top.share >= SHALLOW_SHARE}
+        for task, top in tops.items():
             said = f"{task} waited {top.share:.0%} of its time on {top.step}"
+            resource = top.step.rpartition(".")[0]
             if top.waits_for.startswith("overlapped"):
                 lines.append(f"{said}, overlapped with its own in-flight MMAs: not a stall")
             elif top.waits_for == WAITS["ConsumerWait"]:
                 lines.append(f"{said} (data late): the producing side or memory limits it")
+            elif resource in late and top.share >= SHALLOW_SHARE:
+                lines.append(f"{said} (no free stage) while its consumer mostly waits for data: each side waits on "
+                             f"the other, so {resource} is too shallow to hide the latency; more stages should help")
             elif top.share >= 0.1:
                 lines.append(f"{said} (no free stage): the ring is full, so the consuming side sets the pace; "
                              "more stages would not help")
@@ -272,7 +279,8 @@ class Timeline:
         the time where ``max_ranges`` are shown (a long run shows its start), the summary and its reading."""
         tasks = list(dict.fromkeys(self.lifetimes.task.dropna()))
         index = {t: i for i, t in enumerate(tasks)}
-        f = self.frame.sort_values("end_ns")
+        # A total order, so the saved payload is the same on any pandas and numpy (their default sort is unstable).
+        f = self.frame.sort_values(["end_ns", "start_ns", "warp", "index"], kind="stable")
         total = float(self.lifetimes.end_ns.max()) if len(self.lifetimes) else 0.0
         until = total if len(f) <= max_ranges else float(f.end_ns.iloc[max_ranges - 1])
         shown = f[f.end_ns <= until]
