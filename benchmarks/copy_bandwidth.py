@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+from tslab.build.targets import resolve
 from tslab.gpu import bench, device
 from tslab.gpu.compile import run_on_gpu
-from tslab.gpu.targets import resolve
 from tslab.kernels import grid_stride_copy, tma_copy
 
 GRID_SHAPE = (256 * 1024 * 1024,)  # 512 MiB of int16

@@ -96,10 +96,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the kernel compiled with runtime M, N, K (what an export holds)")
     args = parser.parse_args(argv)
 
+    from tslab.build.targets import resolve
     from tslab.gpu.device import device
     from tslab.gpu.gemm_jobs import flops
     from tslab.gpu.jobs import _gemm_time
-    from tslab.gpu.targets import resolve
     from tslab.kernels import gemm_sm90
 
     shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else SHAPES

@@ -11,12 +11,12 @@ import pytest
 import tslab
 import tslab.gpu as gpu
 from tslab import fake
+from tslab.build.targets import Target
 from tslab.capture.api import import_kernel_file
 from tslab.errors import DesignError
 from tslab.gpu.captured import callable_ref, captured_spec, output_indices
 from tslab.gpu.compile import CompiledKernel
 from tslab.gpu.errors import InputsError, UnsafeDesignError, UnsupportedKernelError
-from tslab.gpu.targets import Target
 from tslab.sweep.errors import SweepError
 
 ROW_COPY = Path(__file__).resolve().parents[1] / "notebooks" / "kernels" / "row_copy.py"

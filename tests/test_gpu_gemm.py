@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tslab.build.targets import resolve
 from tslab.gpu import device
 from tslab.gpu.gemm_jobs import tolerance
 from tslab.gpu.jobs import _gemm_run
-from tslab.gpu.targets import resolve
 from tslab.kernels import gemm_sm90
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no NVIDIA GPU here")]
@@ -58,7 +58,7 @@ def test_gemm_variants_match_fp32_reference(params, shape):
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_one_dynamic_compile_serves_every_shape(dtype):
     """Runtime M, N, K (what an export holds): compiled once per worker, correct on every shape above."""
-    from tslab.gpu import build
+    import tslab.build.compile as build
 
     before = len(build._COMPILED)
     for design in (gemm_sm90.design(dtype=dtype), gemm_sm90.design(dtype=dtype, **ONE_TILE_PER_BLOCK)):

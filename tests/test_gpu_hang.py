@@ -8,9 +8,9 @@ import pytest
 
 import tslab
 import tslab.gpu as gpu
+from tslab.build.targets import resolve
 from tslab.gpu.compile import CompiledKernel
 from tslab.gpu.jobs import KERNEL_PHASE
-from tslab.gpu.targets import resolve
 from tslab.kernels import demo_deadlock, tma_copy
 
 #: StoreTask polls its full barrier (try-wait) before the blocking wait: a SAFE schedule edit of tma_copy.

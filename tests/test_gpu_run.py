@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import tslab
+from tslab.build.targets import resolve
 from tslab.gpu import bench, device
 from tslab.gpu.compile import run_on_gpu
-from tslab.gpu.targets import resolve
 from tslab.kernels import grid_stride_copy, tma_copy
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no NVIDIA GPU here")]

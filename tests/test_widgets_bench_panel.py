@@ -1,5 +1,7 @@
 """BenchPanel driven from Python: compile for sm_90a on a CPU, clear errors, results accumulate on a GPU."""
 
+from pathlib import Path
+
 import pytest
 
 from tslab import gpu
@@ -116,3 +118,60 @@ def test_every_gemm_param_has_a_field_of_its_type_and_reaches_the_design():
 def test_a_misspelt_param_is_refused_by_name():
     with pytest.raises(Exception, match="has no parameter 'stage'"):
         BenchPanel("tma_copy", stage=3)
+
+
+# -- a captured kernel and the Studio's GPU tab -----------------------------------------------------------
+KERNELS = Path(__file__).resolve().parents[1] / "notebooks" / "kernels"
+
+
+@pytest.fixture(scope="module")
+def row_copy():
+    import tslab
+    from tslab import fake
+
+    return tslab.capture_file(KERNELS / "row_copy.py", "copy_rows", fake.tensor("f16", (1024, 8192)),
+                              fake.tensor("f16", (1024, 8192)))
+
+
+def test_a_captured_design_offers_its_knobs_and_compiles_them_as_edited(row_copy):
+    p = BenchPanel(row_copy, arch="sm_90a")
+    assert set(p._param_inputs) == set(row_copy.knobs()) == {"ring_stages", "row_elems", "store_threads"}
+    p.set_param("ring_stages", 3)
+    assert p.design.knobs()["ring_stages"] == 3
+    kernel = p.compile()
+    assert kernel is not None, p.last_error
+    assert kernel.captured and kernel.verdict.design.knobs()["ring_stages"] == 3
+    assert "cp.async.bulk.tensor" in kernel.ptx
+
+
+def test_a_captured_run_without_inputs_says_how_to_give_them(row_copy):
+    p = BenchPanel(row_copy, arch="sm_90a")
+    assert p.run() is None and "inputs=make_inputs" in p.last_error
+    assert p.bench() is None and p.profile() is None and p.results == []
+
+
+@pytest.mark.skipif(gpu.device() is not None, reason="checks the no-GPU behaviour")
+def test_without_a_gpu_run_bench_and_profile_are_disabled(row_copy):
+    p = BenchPanel(row_copy, arch="sm_90a", inputs=lambda: None)
+    assert [n for n, b in p._buttons.items() if b.disabled] == ["run", "bench", "profile"]
+    assert "needs an NVIDIA GPU" in p._buttons["run"].tooltip
+    # Called from code, the lambda is refused before anything needs the GPU, naming where to put it.
+    assert p.run() is None and "lambda" in p.last_error and ".py" in p.last_error
+
+
+def test_the_studios_gpu_tab_acts_on_the_studios_design_after_every_edit():
+    from tslab.kernels import tma_copy
+    from tslab.widgets import Studio
+
+    studio = Studio(tma_copy.design(), debounce=0)
+    try:
+        tabs = studio.children[0].children[0]
+        assert tabs.titles[-1] == "GPU" and tabs.children[-1] is studio.bench_panel
+        studio.pipeline_editor.set("smem_ring", "num_stages", 2)
+        studio.wait()
+        assert studio.bench_panel.design.to_json() == studio.design.to_json()
+        assert studio.bench_panel.design.pipelines()["smem_ring"]["num_stages"] == 2
+        studio.revert(0)
+        assert studio.bench_panel.design.to_json() == studio.history[0].to_json()
+    finally:
+        studio.close()

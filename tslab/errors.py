@@ -63,6 +63,18 @@ class DesignError(TslabError, ValueError):
         return self.issue.hint
 
 
+class GpuError(TslabError):
+    """Base class of errors raised on the road to and on the GPU (:mod:`tslab.build`, :mod:`tslab.gpu`)."""
+
+
+class UnsupportedKernelError(GpuError, ValueError):
+    """The design's kernel has no GPU kernel in this version of tslab, or cannot take the problem asked for."""
+
+
+class UnsupportedArchError(GpuError, ValueError):
+    """The arch asked for is not one tslab's kernels compile for."""
+
+
 def one_line(exc: BaseException) -> str:
     """An exception's message on one line (its type name when it has none), for an Issue or an error."""
     return " ".join(str(exc).split()) or type(exc).__name__

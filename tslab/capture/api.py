@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..child import error_record
 from ..core.construction import Edits
 from ..core.design import Design
 from ..errors import DesignError, TslabError
@@ -34,7 +35,6 @@ from .tracing import (  # noqa: F401  (the capture's public result types live in
     _traced,
     trace_call,
 )
-from .worker import error_record
 
 
 def capture(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeout: float = 600.0,

@@ -15,9 +15,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ..child import error_record
 from ..core.construction import Edits, bind_arguments, edited_arguments
 from . import snapshot as _snapshot
-from .worker import error_record
 
 
 def record_trace(call: Callable[[], Any], spill: str, edits: Edits | None = None) -> dict[str, Any]:

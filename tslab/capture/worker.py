@@ -15,11 +15,11 @@ import signal
 import sys
 import tempfile
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..child import error_record, how_it_ended, output_to
 from ..errors import TslabError
 
 
@@ -41,23 +41,11 @@ class ChildOutcome:
         return self.signal is not None or self.timed_out or (self.error is None and self.exit_code != 0)
 
 
-def error_record(exc: BaseException) -> dict[str, Any]:
-    """A picklable description of an exception: type, message and traceback frames (file, line, function)."""
-    frames = [(f.filename, f.lineno, f.name) for f in traceback.extract_tb(exc.__traceback__)]
-    return {"type": type(exc).__name__, "message": str(exc), "frames": frames,
-            "text": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
-
-
 def _child(fn: Callable[[], Any], result_path: str, out_path: str, err_path: str) -> None:
     code = 0
     try:
         faulthandler.disable()  # a crash here is reported by the parent, not dumped on its terminal
-        out_fd = os.open(out_path, os.O_WRONLY | os.O_TRUNC)
-        err_fd = os.open(err_path, os.O_WRONLY | os.O_TRUNC)
-        os.dup2(out_fd, 1)
-        os.dup2(err_fd, 2)
-        sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+        output_to(out_path, err_path)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         try:
             payload: dict[str, Any] = {"value": fn()}
@@ -138,4 +126,6 @@ def failure(outcome: ChildOutcome) -> str | None:
         return None
     if error:
         return f"{error['type']}: {' '.join(error['message'].split())[:400]}"
-    return f"the worker ended (signal {outcome.signal}, exit {outcome.exit_code})"
+    if outcome.timed_out:
+        return "the worker ran past its time limit and was stopped"
+    return f"the worker {how_it_ended(-outcome.signal if outcome.signal else outcome.exit_code)}"

@@ -246,11 +246,12 @@ class Design:
 
     def consistency_issues(self) -> list[Any]:
         """Issues where what the kernel builds differs from the edit asked for (``unfaithful-edit``), and the
-        kernel's own rules TS cannot see (a catalog kernel's ``consistency_issues(params, pipelines)``)."""
+        kernel's own rules TS cannot see (a catalog kernel's ``RULES.consistency(params, pipelines)``)."""
         if self.is_captured:
             return self._source.faithfulness(self._edits())
-        rules = None if self._source is not None else getattr(kernel_module(self._kernel), "consistency_issues", None)
-        return [] if rules is None else rules(self.params, self.pipelines())
+        rules = None if self._source is not None else getattr(kernel_module(self._kernel), "RULES", None)
+        consistency = getattr(rules, "consistency", None)
+        return [] if consistency is None else consistency(self.params, self.pipelines())
 
     def _edits(self) -> Any:
         from .construction import Edits

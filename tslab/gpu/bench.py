@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..build.targets import Target, resolve
 from .guards import require_gpu
-from .targets import Target, resolve
 from .worker import run_job
 
 

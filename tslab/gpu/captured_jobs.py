@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputsError
+from .job_channel import enter_phase, report_partial
 from .timing import Contestant, time_interleaved, workspace_count
-from .worker import KERNEL_PHASE, enter_phase, report_partial
+from .worker import KERNEL_PHASE
 
 _COMPILED: dict[str, Any] = {}
 #: Element types a fake tensor names, as torch spells them.

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .build import parse_ptxas
+from ..build.compile import parse_ptxas
+from ..build.targets import Target, require_arch, resolve
 from .errors import KernelHungError, NoGpuError, WorkerTimeoutError
 from .guards import DEFAULT_SMS, SETUP_TIMEOUT, checked_target, require_gpu, verified
-from .targets import Target, require_arch, resolve
 from .worker import KERNEL_PHASE, run_job
 
 
@@ -152,7 +152,7 @@ def compile(
     verdict = verified(design, force)
     target = checked_target(target, verdict)
     out = run_job(
-        "tslab.gpu.jobs:compile_job",
+        "tslab.build.compile:compile_job",
         {"target": target.to_dict(), "arch": arch, "sms": sms},
         timeout=timeout,
         what=f"compile of '{target.kernel}' for {arch}",
@@ -176,7 +176,7 @@ def compile(
 def compile_captured_design(design: Any, arch: str | None, *, force: bool, timeout: float) -> CompiledKernel:
     """Check a captured ``design`` (refused unless ok or ``force``), then compile its kernel as edited for ``arch``:
     the kernel's own host code with its knobs, the design's edits applied inside the trace."""
-    from ..capture.compiled import compile_captured
+    from ..build.captured import compile_captured
 
     verdict = verified(design, force)
     out = compile_captured(design, arch, timeout=timeout)

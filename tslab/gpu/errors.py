@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from ..errors import TslabError
-
-
-class GpuError(TslabError):
-    """Base class of errors raised by :mod:`tslab.gpu`."""
+# Raised by tslab.build too, so they live in tslab.errors; shown here with the rest of the GPU path's errors.
+from ..errors import GpuError, UnsupportedArchError, UnsupportedKernelError
 
 
 class NoGpuError(GpuError):
     """No usable NVIDIA GPU or driver where one is needed."""
-
-
-class UnsupportedKernelError(GpuError, ValueError):
-    """The design's kernel has no GPU kernel in this version of tslab."""
-
-
-class UnsupportedArchError(GpuError, ValueError):
-    """The arch asked for is not one tslab's kernels compile for."""
 
 
 class UnsafeDesignError(GpuError, ValueError):
@@ -97,3 +86,8 @@ class CheckFailedError(GpuError):
 class InputsError(GpuError, ValueError):
     """A captured kernel's ``inputs``, ``reference`` or ``baseline``: not importable by the GPU worker, failed there,
     or returned what the kernel was not checked with."""
+
+
+__all__ = ["CheckFailedError", "CompileError", "GpuError", "GpuOutOfMemoryError", "InputsError", "KernelHungError",
+           "NoGpuError", "UnsafeDesignError", "UnsupportedArchError", "UnsupportedKernelError", "WorkerCrashedError",
+           "WorkerTimeoutError"]

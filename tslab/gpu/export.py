@@ -16,10 +16,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from . import templates
+from ..build import templates
+from ..build.targets import require_arch, resolve, shape_rules
 from .errors import GpuError, UnsafeDesignError
 from .guards import DEFAULT_SMS, checked_target, verified
-from .targets import DYNAMIC_KERNELS, require_arch, resolve, shape_rules
 from .worker import run_job
 
 
@@ -56,7 +56,7 @@ def export(
             )
         shutil.rmtree(out)
     target = resolve(design, shape, dtype, launch)
-    if shape is None and target.kernel in DYNAMIC_KERNELS:
+    if shape is None and target.rules.dynamic:
         target = dataclasses.replace(target, dynamic=True)
     verdict = verified(design, force)
     target = checked_target(target, verdict)
@@ -65,7 +65,7 @@ def export(
     out.mkdir(parents=True)
     try:
         job = run_job(
-            "tslab.gpu.jobs:export_job",
+            "tslab.build.compile:export_job",
             {
                 "target": target.to_dict(),
                 "arch": arch,
@@ -79,7 +79,7 @@ def export(
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
-    kind = "gemm" if target.kernel == "gemm_sm90" else "copy"
+    kind = target.rules.package
     meta = {
         "kernel": target.kernel,
         "kind": kind,
@@ -110,15 +110,12 @@ def export(
     return out
 
 
-#: The design param holding each kernel's loop trip count (K tiles, tiles per block, iterations per thread).
-TRIP_PARAMS = {"gemm_sm90": "k_tiles", "tma_copy": "tiles", "grid_stride_copy": "iterations"}
-
-
 def _trip_count_checks(design: Any, force: bool) -> list[tuple[int, str]]:
     """The design checked at every loop trip count 1 .. 2 * stages + 1; raises unless each is SAFE (or ``force``)."""
     from ..core.check import check
+    from ..kernels import kernel_rules
 
-    param = TRIP_PARAMS[design.kernel]
+    param = kernel_rules(design.kernel).trip_param
     stages = design.params.get("stages", 2)
     out = []
     for count in range(1, 2 * stages + 2):
@@ -134,7 +131,7 @@ def _trip_count_checks(design: Any, force: bool) -> list[tuple[int, str]]:
 
 def _kernel_rules_checked(target: Any) -> list[str]:
     """What the kernel's own rules checked beside TS (e.g. a cluster's shared stages), in sentences."""
-    scope = getattr(target.module, "checked_beyond_ts", None)
+    scope = target.rules.beyond_ts
     return [] if scope is None else scope(target.params)
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import build
-from .targets import Target
+from ..build.compile import compiled, tensor_marks
+from ..build.targets import Target
 
 #: H200 (SXM) dense fp16/bf16 tensor-core peak, TFLOP/s (datasheet).
 H200_DENSE_PEAK_TFLOPS = 989.0
@@ -55,8 +55,8 @@ def tolerance(result: dict[str, float], dtype: str) -> float:
 
 
 def _args(marks: Any, a: Any, b: Any, c: Any, stream: Any) -> tuple:
-    """Kernel arguments for ``(a, b, c)``, marked as :func:`tslab.gpu.build.tensor_marks` says."""
-    from .args import tensor_args
+    """Kernel arguments for ``(a, b, c)``, marked as :func:`tslab.build.compile.tensor_marks` says."""
+    from ..build.args import tensor_args
 
     return (*tensor_args((a, b, c), marks), stream)
 
@@ -69,9 +69,9 @@ def run(t: Target, *, seed: int, sms: int, arch: str, stream: Any) -> dict[str, 
 
     a, b, c = operands(t.shape, t.dtype, seed)
     started = time.perf_counter()
-    fn = build.compiled(t, sms, arch)
+    fn = compiled(t, sms, arch)
     compile_s = time.perf_counter() - started
-    fn(*_args(build.tensor_marks(t), a, b, c, stream))
+    fn(*_args(tensor_marks(t), a, b, c, stream))
     torch.cuda.synchronize()
     result = {**check(a, b, c), "compile_seconds": compile_s, "shape": list(t.shape), "dtype": t.dtype}
     if result["unwritten"] or not result["rel_error"] <= tolerance(result, t.dtype):
@@ -93,8 +93,8 @@ def time_target(t: Target, *, sms: int, arch: str, stream: Any, repeats: int, it
     nbytes = 2 * (m * k + n * k + m * n)
     count = workspace_count(nbytes, warmup, iterations)
     sets = [operands(t.shape, t.dtype, 1000 + w) for w in range(count)]
-    fn = build.compiled(t, sms, arch)
-    marks = build.tensor_marks(t)
+    fn = compiled(t, sms, arch)
+    marks = tensor_marks(t)
     kernel_ws = [_args(marks, a, b, c, stream) for a, b, c in sets]
     fn(*kernel_ws[0])
     torch.cuda.synchronize()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..build.targets import Target
 from ..core.check import check
 from .errors import NoGpuError, UnsafeDesignError
-from .targets import Target
 
 #: Seconds a run's worker may take to start, build its inputs and compile, before its kernel's own limit starts.
 SETUP_TIMEOUT = 600.0

@@ -4,7 +4,6 @@ pipe to the parent, through which a job reports its phases and partial results."
 from __future__ import annotations
 
 import importlib
-import os
 import traceback
 from typing import Any
 
@@ -50,11 +49,3 @@ def send(conn: Any, reply: tuple) -> None:
         conn.send(reply)
     except Exception as exc:
         conn.send(("error", type(exc).__name__, f"the job's result cannot be sent back: {exc}", ""))
-
-
-def output_to(log_path: str) -> None:
-    """This process's stdout and stderr (fds 1 and 2, C libraries' too) go to ``log_path`` from now on."""
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)

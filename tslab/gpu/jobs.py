@@ -1,54 +1,21 @@
-"""The work done inside the worker process: compile, run and check, time, export. Plain data in and out."""
+"""The work done inside the worker process for catalog kernels: run and check against torch, time. Plain data in and out
+(compiling and exporting are :mod:`tslab.build.compile`'s jobs)."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
-import tempfile
 import time
 from typing import Any
 
-from .build import (  # noqa: F401  (the names a job module and its tests reach through here)
-    _cache_key,
-    _fake,
-    _options,
-    _remember,
-    compile_target,
-    compiled,
-    fake_args,
-    parse_ptxas,
-    preload_runtime,
-    tensor_marks,
-)
-from .targets import Target
-from .worker import KERNEL_PHASE, capture_fds, report_partial
+from ..build.compile import compiled, tensor_marks
+from ..build.targets import Target
+from .job_channel import enter_phase, report_partial
+from .worker import KERNEL_PHASE
 
 
 def _target(data: dict[str, Any]) -> Target:
     return Target.from_dict(data)
-
-
-def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
-    """Compile for ``arch`` with fake tensors; PTX, cubin and ptxas' resource report.
-
-    The compiled kernel is kept, so a run of the same target in this worker does not compile it again.
-    """
-    t = _target(target)
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as scratch, capture_fds(echo=True) as log:
-        # --keep-ptx/--keep-cubin also write files; send them to a scratch folder, not the working directory.
-        options = f"{_options(arch, True)} --dump-dir {scratch}"
-        fn = compile_target(t, sms, options)
-    seconds = time.perf_counter() - started
-    _remember(_cache_key(t, sms, arch), fn)
-    return {
-        "ptx": fn.artifacts.PTX,
-        "cubin": bytes(fn.artifacts.CUBIN or b""),
-        "seconds": seconds,
-        "log": log[0][-20000:],
-        **parse_ptxas(log[0]),
-    }
 
 
 # -- on the GPU -------------------------------------------------------------------------------------------
@@ -125,9 +92,8 @@ def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None)
     """
     import torch
 
-    from .args import tensor_args
+    from ..build.args import tensor_args
     from .errors import CheckFailedError
-    from .worker import enter_phase
 
     _sms()
     t = _target(target)
@@ -165,7 +131,7 @@ def _time_target(
     """Check once, then time the kernel and torch's copy in turn, ``repeats`` times, rotating workspaces."""
     import torch
 
-    from .args import tensor_args
+    from ..build.args import tensor_args
     from .timing import Contestant, time_interleaved, workspace_count
 
     count = workspace_count(t.nbytes, warmup, iterations)
@@ -240,17 +206,6 @@ def bench_job(
                 flush=True,
             )
     return rows
-
-
-def export_job(target: dict[str, Any], arch: str, sms: int, directory: str, prefix: str) -> dict[str, Any]:
-    """Compile for ``arch`` and write ``<prefix>.h`` and ``<prefix>.o`` into ``directory``."""
-    preload_runtime()
-    t = _target(target)
-    fn = compile_target(t, sms, _options(arch, False))
-    fn.export_to_c(file_path=directory, file_name=prefix, function_prefix=prefix)
-    marks = tensor_marks(t)
-    return {"files": sorted(os.listdir(directory)),
-            "tensor_divisibility": [list(m) for m in marks] if marks is not None else None}
 
 
 def _gemm_run(t: Target, seed: int) -> dict[str, Any]:

@@ -18,9 +18,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .build import compile_target
-from .targets import Target
-from .worker import KERNEL_PHASE, enter_phase
+from ..build.compile import compile_target
+from ..build.targets import Target
+from .job_channel import enter_phase
+from .worker import KERNEL_PHASE
 
 
 def profile_job(target: dict[str, Any], *, blocks: int, stages: list[str] | None, resources: list[str] | None,
@@ -143,7 +144,7 @@ def _workload(t: Target, seed: int) -> tuple[tuple, Any]:
         return gemm_jobs._args(tensor_marks(t), a, b, c, stream), gemm_check
     import torch
 
-    from .args import tensor_args
+    from ..build.args import tensor_args
 
     src = _random(t.shape, t.dtype, seed)
     dst = torch.empty_like(src)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..build.targets import resolve
 from ..errors import DesignError
 from .guards import SETUP_TIMEOUT, checked_target, require_gpu, verified
 from .iket_session import MARKER_SLOTS, ProfileError
-from .targets import resolve
 from .timeline import Timeline, task_steps
 from .worker import run_job
 

@@ -155,7 +155,8 @@ def _free_gpu_memory() -> None:
 
 
 def _serve(conn: Connection) -> None:
-    from .job_channel import answer, attach, output_to, send
+    from ..child import output_to
+    from .job_channel import answer, attach, send
 
     attach(conn)
     while True:

@@ -17,11 +17,11 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any
 
+from ..child import TAIL_CHARS, capture_fds, how_it_ended, output_to, tail
 from .errors import CompileError, GpuError, WorkerCrashedError, WorkerTimeoutError
-from .job_channel import answer, attach, call, enter_phase, output_to, report_partial, send
+from .job_channel import answer, attach, call, enter_phase, report_partial, send
 from .oom import is_out_of_memory, out_of_memory_error
 
-_LOG_TAIL = 2000
 
 def _entry(conn: Any, job: str, kwargs: dict[str, Any], log_path: str, env: dict[str, str]) -> None:
     attach(conn)
@@ -31,15 +31,6 @@ def _entry(conn: Any, job: str, kwargs: dict[str, Any], log_path: str, env: dict
         send(conn, answer(job, kwargs))
     finally:
         conn.close()
-
-
-def _tail(path: str) -> str:
-    try:
-        with open(path, errors="replace") as fh:
-            text = fh.read()
-    except OSError:
-        return ""
-    return text[-_LOG_TAIL:].strip()
 
 
 @contextlib.contextmanager
@@ -122,7 +113,7 @@ def _await(conn: Any, timeout: float, what: str, log_path: str, *, alive: Any, s
                 during = f" {phase}" if phase else ""
                 raise WorkerTimeoutError(
                     f"{what}: the worker ran past {limit:.0f} s{during} and was stopped; raise timeout= or use "
-                    f"a smaller problem.{_kept(partial)}\n--- worker output (tail) ---\n{_tail(log_path)}",
+                    f"a smaller problem.{_kept(partial)}\n--- worker output (tail) ---\n{tail(log_path)}",
                     phase=phase, seconds=limit, partial=partial,
                 )
             raise _crash(what, exit_code(), log_path, partial)
@@ -203,7 +194,7 @@ def _outcome(message: Any, what: str, error: type[GpuError], log_path: str) -> A
         return message[1]
     _, kind, text, trace = message
     raise _job_error(what, kind, text, error,
-                     f"failed in the worker: {kind}: {text}\n--- worker traceback ---\n{trace.strip()[-_LOG_TAIL:]}")
+                     f"failed in the worker: {kind}: {text}\n--- worker traceback ---\n{trace.strip()[-TAIL_CHARS:]}")
 
 
 def _job_error(what: str, kind: str, text: str, error: type[GpuError], detail: str) -> Exception:
@@ -213,32 +204,6 @@ def _job_error(what: str, kind: str, text: str, error: type[GpuError], detail: s
     if kind in _PASS_THROUGH:
         return _PASS_THROUGH[kind](text)
     return error(f"{what} {detail}")
-
-
-@contextlib.contextmanager
-def capture_fds(*, echo: bool) -> Iterator[list[str]]:
-    """Capture what C and Python write to fds 1 and 2 (ptxas remarks) while active; the text is appended to the
-    yielded list on exit, and written to stderr too when ``echo`` (a worker's log keeps it)."""
-    out: list[str] = []
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    with tempfile.TemporaryFile(mode="w+b") as fh:
-        os.dup2(fh.fileno(), 1)
-        os.dup2(fh.fileno(), 2)
-        try:
-            yield out
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
-            fh.seek(0)
-            out.append(fh.read().decode(errors="replace"))
-            if echo:
-                sys.stderr.write(out[-1])
 
 
 def _run_here(job: str, kwargs: dict[str, Any], what: str, error: type[GpuError]) -> Any:
@@ -256,19 +221,11 @@ def _kept(partial: list[Any]) -> str:
 
 
 def _crash(what: str, code: int | None, log_path: str, partial: list[Any] | None = None) -> WorkerCrashedError:
-    if code == -signal.SIGABRT:
-        how = "aborted (SIGABRT: an assertion or abort inside MLIR/CUDA)"
-    elif code is not None and code < 0:
-        try:
-            how = f"was killed by {signal.Signals(-code).name}"
-        except ValueError:
-            how = f"was killed by signal {-code}"
-    else:
-        how = f"exited with code {code} without a result"
+    how = how_it_ended(code)
     return WorkerCrashedError(
         f"{what}: the worker process {how}; this process is unharmed. "
         f"Check the design with tslab.check() and the output below.{_kept(partial or [])}\n"
-        f"--- worker output (tail) ---\n{_tail(log_path)}",
+        f"--- worker output (tail) ---\n{tail(log_path)}",
         partial=partial or [],
     )
 

@@ -6,6 +6,7 @@ returns fresh TS objects (:class:`tslab.core.blueprint.Blueprint`) on every call
 
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..core import registry
 from ..errors import DesignError, did_you_mean
+from .rules import KernelRules
 
 NAMES: tuple[str, ...] = ("grid_stride_copy", "tma_copy", "gemm_sm90", "demo_deadlock", "demo_race", "demo_overflow")
 
@@ -35,6 +37,25 @@ def kernel_module(name: str) -> ModuleType:
     if name not in NAMES:
         raise DesignError("input", f"kernel '{name}'", "is not in the catalog", did_you_mean(str(name), NAMES))
     return importlib.import_module(f"{__name__}.{name}")
+
+
+def kernel_rules(name: str) -> KernelRules | None:
+    """The GPU rules of catalog kernel ``name`` (its module's ``RULES``), or None for a CPU-only design."""
+    return getattr(kernel_module(name), "RULES", None)
+
+
+def launch_module(name: str) -> ModuleType:
+    """The module holding catalog kernel ``name``'s ``launch``, ``launch_constants`` and ``fake_args``."""
+    rules = kernel_rules(name)
+    if rules is None or rules.launch_module is None:
+        return kernel_module(name)
+    return importlib.import_module(rules.launch_module)
+
+
+@functools.cache
+def gpu_kernels() -> tuple[str, ...]:
+    """The catalog kernels that have a GPU kernel, in catalog order."""
+    return tuple(n for n in NAMES if kernel_rules(n) is not None)
 
 
 def _lookup(name: str) -> ModuleType | None:
@@ -67,4 +88,5 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *NAMES})
 
 
-__all__ = ["NAMES", "KernelInfo", "catalog", "design", "kernel_module"]
+__all__ = ["NAMES", "KernelInfo", "KernelRules", "catalog", "design", "gpu_kernels", "kernel_module", "kernel_rules",
+           "launch_module"]

@@ -10,13 +10,14 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import DesignError, did_you_mean
+from .rules import cutlass_dtype
 
 _CACHE: dict[tuple, Any] = {}
 
 
 def split_options(module: ModuleType, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Keyword options split into design parameters and launch options (unknown names refused)."""
-    params, launch = dict(module.PARAMS), dict(module.LAUNCH)
+    params, launch = dict(module.PARAMS), dict(module.RULES.launch)
     for key, value in options.items():
         if key in params:
             params[key] = value
@@ -45,7 +46,6 @@ def _check_tensors(name: str, src: Any, dst: Any) -> None:
 
 
 def _compile(module: ModuleType, src: Any, params: dict[str, Any], launch: dict[str, Any], stream: Any) -> Any:
-    import cutlass
     import torch
     from cutlass import cute
     from cutlass.cute.runtime import make_fake_compact_tensor
@@ -57,9 +57,11 @@ def _compile(module: ModuleType, src: Any, params: dict[str, Any], launch: dict[
     if not verdict.ok:
         raise DesignError("input", f"{module.NAME}.run", f"tslab.check() says {verdict.status}: "
                           + "; ".join(e.message for e in verdict.errors), "fix the design's parameters")
-    dtype = getattr(cutlass, {"float16": "Float16", "bfloat16": "BFloat16", "float32": "Float32",
-                              "int16": "Int16", "int32": "Int32", "int8": "Int8", "uint8": "Uint8"}
-                    [str(src.dtype).removeprefix("torch.")])
+    dtype_name = str(src.dtype).removeprefix("torch.")
+    problem = module.RULES.problem_error(params, tuple(src.shape), dtype_name)
+    if problem is not None:
+        raise DesignError("input", f"{module.NAME}.run", problem, "pass tensors the kernel takes")
+    dtype = cutlass_dtype(dtype_name)
     order = tuple(reversed(range(src.dim())))
     fakes = [make_fake_compact_tensor(dtype, tuple(src.shape), stride_order=order, assumed_align=16)
              for _ in range(2)]

@@ -16,22 +16,21 @@ hangs (``tslab.gpu.compile(design(), force=True).run(timeout=10)`` stops it). Fi
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..core.blueprint import Blueprint, apply_schedule
 from ..core.steps import normalize_steps
 from . import tma_copy
-from .tma_copy import DEFAULT_DTYPE, LAUNCH, fake_args, launch, launch_constants
 
 NAME = "demo_deadlock"
 SUMMARY = "teaching: a consumer waits twice before releasing a 1-stage ring (deadlocks)"
 PARAMS: dict[str, Any] = {"stages": 1, "tile_rows": 64, "tile_cols": 128, "tiles": 2, "store_warps": 4}
-#: The kernel this design edits: its GPU kernel and launch options are tma_copy's.
-BASE = "tma_copy"
-#: Problem the GPU path runs when none is given: one tile per block (2048 tiles <= the grid), where the H200
-#: hangs exactly as the checker predicts. With several tiles per block (16384 x 16384) the H200 run ended in
-#: "unspecified launch failure" after about 9 s instead (measured 2026-12-01; see benchmarks/NOTES.md).
-DEFAULT_SHAPE: tuple[int, ...] = (4096, 4096)
+#: The GPU kernel is tma_copy's, edited by :data:`SCHEDULES`, with its rules and launch options. The problem it
+#: runs when none is given: one tile per block (2048 tiles <= the grid), where the H200 hangs exactly as the
+#: checker predicts. With several tiles per block (16384 x 16384) the H200 run ended in "unspecified launch
+#: failure" after about 9 s instead (measured 2026-12-01; see benchmarks/NOTES.md).
+RULES = dataclasses.replace(tma_copy.RULES, default_shape=(4096, 4096), launch_module="tslab.kernels.tma_copy")
 #: The edit on top of ``tma_copy``: both waits in the head, both releases in the tail.
 SCHEDULES: dict[str, tuple] = {"StoreTask": normalize_steps("StoreTask", [
     ("smem_ring", "ConsumerAuxWork", "Head", "bind_read"),
@@ -43,8 +42,7 @@ SCHEDULES: dict[str, tuple] = {"StoreTask": normalize_steps("StoreTask", [
     ("smem_ring", "ConsumerRelease", "Tail", None),
 ])}
 
-__all__ = ["BASE", "DEFAULT_DTYPE", "DEFAULT_SHAPE", "LAUNCH", "NAME", "PARAMS", "SCHEDULES",
-           "SUMMARY", "build", "design", "fake_args", "launch", "launch_constants"]
+__all__ = ["NAME", "PARAMS", "RULES", "SCHEDULES", "SUMMARY", "build", "design"]
 
 
 def build(stages: int = 1, tile_rows: int = 64, tile_cols: int = 128, tiles: int = 2,

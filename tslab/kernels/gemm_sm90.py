@@ -63,6 +63,7 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..core.blueprint import Blueprint
 from ..errors import DesignError, Issue, did_you_mean
+from .rules import KernelRules, ShapeRule
 
 NAME = "gemm_sm90"
 SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> stmatrix epilogue -> TMA store, persistent"
@@ -84,15 +85,8 @@ MMA_WARPGROUPS = (1, 2)
 #: Blocks per cluster along M: a pair of blocks computes two M-adjacent tiles and multicasts each B tile to both.
 CLUSTERS = (1, 2)
 EPILOGUES = ("aliased", "dedicated")
-#: The allowed values of the params that are not numbers (the BenchPanel offers them as menus).
-CHOICES: dict[str, tuple] = {"mma_warpgroups": MMA_WARPGROUPS, "cluster_m": CLUSTERS, "raster": RASTERS,
-                             "epilogue": EPILOGUES, "dtype": tuple(DTYPE_BYTES)}
 #: Rows of tiles a ``raster='grouped'`` block order walks before moving right (L2 reuse of B).
 RASTER_GROUP = 8
-#: GPU launch options (not part of the TS design).
-LAUNCH: dict[str, Any] = {}
-DEFAULT_SHAPE: tuple[int, ...] = (4096, 4096, 4096)
-DEFAULT_DTYPE = "float16"
 
 
 def validate(params: dict[str, Any]) -> None:
@@ -184,6 +178,33 @@ def checked_beyond_ts(params: dict[str, Any]) -> list[str]:
             f"cta_layout_vmnk (1, {cm}, 1, 1), consumer_group.size {cm * warps}: one lane per MMA warp per block), "
             "was checked by gemm_sm90.consistency_issues. Every block of a cluster runs the same schedule over the "
             "same number of tiles and K tiles."]
+
+
+def _shape_rule(params: dict[str, Any], dtype: str) -> ShapeRule:
+    # Runtime extents take M = 1 too (a static 1-row A faults; see _static_refusal).
+    return ShapeRule(("M", "N", "K"), (1, 8, 8), (1, 8, 8),
+                     "any M, N and K multiples of 8 (TMA needs 16-byte row strides)",
+                     ("", "pad N (C's rows are stored by TMA)", "pad K with zeros"))
+
+
+def _static_refusal(params: dict[str, Any], shape: tuple[int, ...], dtype: str) -> str | None:
+    if shape[0] == 1:
+        return ("M=1; the kernel's static TMA layouts need M >= 2 (a 1-row A faults on the GPU); use a "
+                "matrix-vector product or pad M to 2")
+    return None
+
+
+#: The GPU kernel's rules: C = A @ B^T of the design's dtype, the problems it takes (4096^3 when none is given),
+#: the menus of the params that are not numbers, the cluster's rule TS cannot see; its launch code lives in
+#: :mod:`tslab.kernels.gemm_sm90_launch`.
+RULES = KernelRules(
+    dtypes=tuple(TORCH_DTYPES.values()), default_shape=(4096, 4096, 4096), default_dtype="float16",
+    shape=_shape_rule, trip_param="k_tiles", package="gemm", refuse=_static_refusal,
+    dtype_of=lambda params: TORCH_DTYPES[params["dtype"]],
+    choices={"mma_warpgroups": MMA_WARPGROUPS, "cluster_m": CLUSTERS, "raster": RASTERS, "epilogue": EPILOGUES,
+             "dtype": tuple(DTYPE_BYTES)},
+    consistency=consistency_issues, beyond_ts=checked_beyond_ts, launch_module="tslab.kernels.gemm_sm90_launch",
+)
 
 
 @cute.jit
@@ -573,12 +594,3 @@ def design(**params: Any):
     from ..core.design import Design
 
     return Design(NAME, params)
-
-
-def __getattr__(name: str) -> Any:
-    # The GPU entry points live in their own module; reached lazily so a CPU check imports no launch code.
-    if name in ("launch", "launch_constants", "fake_args", "run"):
-        from . import gemm_sm90_launch
-
-        return getattr(gemm_sm90_launch, name)
-    raise AttributeError(name)

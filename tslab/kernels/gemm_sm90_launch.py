@@ -162,7 +162,7 @@ def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms
 
 
 #: What a dynamic compile promises of each tensor's extents (a: M x K, b: N x K, c: M x N): N and K multiples of
-#: 8. Tensors passed to a dynamic kernel must be marked the same way (:func:`tslab.gpu.args.dynamic_tensor`).
+#: 8. Tensors passed to a dynamic kernel must be marked the same way (:func:`tslab.build.args.dynamic_tensor`).
 DYNAMIC_DIVISIBILITY = ((1, 8), (8, 8), (1, 8))
 
 
@@ -170,7 +170,7 @@ def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False) -> t
     """Compile-only stand-ins for ``(a, b, c, stream)`` of problem ``shape = (M, N, K)``, row-major.
 
     ``dynamic=True``: M, N and K are runtime extents (N and K promised multiples of 8, as TMA needs 16-byte
-    row strides), so one compiled kernel serves every problem :func:`tslab.gpu.targets.gemm_problem` accepts.
+    row strides), so one compiled kernel serves every problem ``RULES`` of :mod:`tslab.kernels.gemm_sm90` accepts.
     """
     from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
 

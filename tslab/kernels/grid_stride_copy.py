@@ -37,15 +37,24 @@ from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, s
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..core.blueprint import Blueprint
+from .rules import ITEMSIZE, KernelRules, ShapeRule, cutlass_dtype, itemsize
 
 NAME = "grid_stride_copy"
 SUMMARY = "grid-stride GMEM -> GMEM copy, one task, vectorised accesses"
 PARAMS: dict[str, Any] = {"warps": 4, "iterations": 4, "vector_bytes": 16}
-#: GPU launch options (not part of the TS design): blocks per multiprocessor, vectors per thread per trip.
-LAUNCH: dict[str, Any] = {"ctas_per_sm": 128, "unroll": 4}
-#: Problem the GPU path compiles for when none is given: 512 MiB of int16 (elements, dtype name).
-DEFAULT_SHAPE: tuple[int, ...] = (256 * 1024 * 1024,)
-DEFAULT_DTYPE = "int16"
+
+
+def _shape_rule(params: dict[str, Any], dtype: str) -> ShapeRule:
+    per_vector = max(1, params["vector_bytes"] // itemsize(dtype))
+    return ShapeRule(("elements",), (per_vector,), (per_vector,),
+                     f"1-D, a whole number of {params['vector_bytes']}-byte vectors ({per_vector} {dtype} elements)",
+                     ("pad the tensor or lower vector_bytes",))
+
+
+#: The problems the GPU kernel takes (flat, whole vectors; 512 MiB of int16 when none is given) and its launch
+#: options (not part of the TS design): blocks per multiprocessor, vectors per thread per trip.
+RULES = KernelRules(dtypes=tuple(ITEMSIZE), default_shape=(256 * 1024 * 1024,), default_dtype="int16",
+                    shape=_shape_rule, trip_param="iterations", launch={"ctas_per_sm": 128, "unroll": 4})
 
 
 @dataclass(kw_only=True)
@@ -245,10 +254,6 @@ def launch(
         )
 
 
-_DTYPES = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16, "float32": cutlass.Float32,
-           "int16": cutlass.Int16, "int32": cutlass.Int32, "int8": cutlass.Int8, "uint8": cutlass.Uint8}
-
-
 def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False,
               vector_bytes: int = PARAMS["vector_bytes"]) -> tuple:
     """Compile-only stand-ins for ``(src, dst, stream)``: flat ``dtype`` tensors, 16-byte aligned.
@@ -259,10 +264,7 @@ def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False,
     """
     from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
 
-    dt = _DTYPES.get(dtype)
-    if dt is None or len(shape) != 1:
-        raise ValueError(f"grid_stride_copy copies flat tensors of {', '.join(_DTYPES)}; got shape={shape} "
-                         f"dtype={dtype!r}")
+    dt = cutlass_dtype(dtype)
     extent = (cute.sym_int(divisibility=max(1, vector_bytes * 8 // dt.width)),) if dynamic else tuple(shape)
 
     def make() -> Any:

@@ -45,17 +45,25 @@ from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, s
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..core.blueprint import Blueprint
+from .rules import KernelRules, ShapeRule, cutlass_dtype, itemsize
 
 NAME = "tma_copy"
 SUMMARY = "pipelined TMA copy: load task -> TmaAsync SMEM ring -> store task"
 PARAMS: dict[str, Any] = {"stages": 4, "tile_rows": 64, "tile_cols": 128, "tiles": 4, "store_warps": 4}
-#: GPU launch options (not part of the TS design): blocks per multiprocessor. Up to what fits in SMEM
-#: (2-3 for the default ring) the grid is persistent; 64 (about 4 tiles per block at 16384^2) measured fastest.
-LAUNCH: dict[str, Any] = {"ctas_per_sm": 64}
 ELEMENT_BYTES = 2  # fp16
-#: Problem the GPU path compiles for when none is given: 16384 x 16384 fp16.
-DEFAULT_SHAPE: tuple[int, ...] = (16384, 16384)
-DEFAULT_DTYPE = "float16"
+
+
+def _shape_rule(params: dict[str, Any], dtype: str) -> ShapeRule:
+    per_16 = 16 // itemsize(dtype)
+    return ShapeRule(("rows", "cols"), (1, per_16), (1, per_16),
+                     f"2-D, rows a multiple of 16 bytes ({per_16} {dtype} elements) for TMA", ("", "pad the rows"))
+
+
+#: The problems the GPU kernel takes (2-D 16-bit, 16-byte rows; 16384 x 16384 fp16 when none is given) and its
+#: launch option: blocks per multiprocessor. Up to what fits in SMEM (2-3 for the default ring) the grid is
+#: persistent; 64 (about 4 tiles per block at 16384^2) measured fastest.
+RULES = KernelRules(dtypes=("float16", "bfloat16", "int16"), default_shape=(16384, 16384), default_dtype="float16",
+                    shape=_shape_rule, trip_param="tiles", launch={"ctas_per_sm": 64})
 
 
 @cute.jit
@@ -405,7 +413,7 @@ def launch(
 
 #: What a dynamic compile promises of each tensor's extents (src, dst: rows x cols): cols a multiple of 8, the
 #: 16-byte row stride TMA needs. Tensors passed to a dynamic kernel are marked the same way
-#: (:func:`tslab.gpu.args.tensor_args`).
+#: (:func:`tslab.build.args.tensor_args`).
 DYNAMIC_DIVISIBILITY = ((1, 16 // ELEMENT_BYTES), (1, 16 // ELEMENT_BYTES))
 
 
@@ -418,9 +426,7 @@ def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False) -> t
     """
     from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
 
-    dt = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16, "int16": cutlass.Int16}.get(dtype)
-    if dt is None or len(shape) != 2:
-        raise ValueError(f"tma_copy copies 2-D 16-bit tensors; got shape={shape} dtype={dtype!r}")
+    dt = cutlass_dtype(dtype)
 
     def make(divisibility: tuple[int, int]) -> Any:
         extents = tuple(cute.sym_int(divisibility=d) for d in divisibility) if dynamic else tuple(shape)

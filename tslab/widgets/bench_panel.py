@@ -1,14 +1,18 @@
-"""``BenchPanel``: pick a GPU kernel and its parameters, then compile, run and check, time, and export it.
+"""``BenchPanel``: pick a GPU kernel and its parameters (or open a design, catalog or captured), then compile, run
+and check, time, profile and export it.
 
 Every button calls a method of the same name (``compile()``, ``run()``, ``bench()``, ``profile()``,
-``export(path)``), which
-tests and notebooks may call directly. Errors are shown in the panel and kept in ``last_error``; nothing
-raises out of a button. Without a GPU the panel says so, and still compiles for the chosen arch.
+``export(path)``), which tests and notebooks may call directly. Errors are shown in the panel and kept in
+``last_error``; nothing raises out of a button. Without a GPU the panel says so, keeps Run, Bench and Profile
+disabled, and still compiles for the chosen arch. A captured kernel runs on the ``inputs`` function the panel was
+given (with ``reference``, ``outputs`` and ``baseline``, as :meth:`tslab.gpu.CompiledKernel.run` takes them);
+its fields are its knobs.
 """
 
 from __future__ import annotations
 
 import html
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -16,6 +20,7 @@ from typing import Any
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from ..build.captured_export import export_captured
 from ..core.design import Design
 from ..errors import TslabError
 from ..gpu import BenchResult, CompiledKernel, device
@@ -23,9 +28,8 @@ from ..gpu import bench as gpu_bench
 from ..gpu import compile as gpu_compile
 from ..gpu import export as gpu_export
 from ..gpu import profile as gpu_profile
-from ..gpu.targets import GPU_KERNELS
 from ..gpu.timeline import Timeline
-from ..kernels import kernel_module
+from ..kernels import gpu_kernels, kernel_module
 
 ARCHES = ("sm_90a", "sm_100a")
 PTX_EXCERPT_LINES = 24
@@ -58,14 +62,24 @@ def param_input(name: str, value: Any, choices: tuple | list | None = None) -> w
         return widgets.Dropdown(options=list(choices), value=value, **look)
     if isinstance(value, int):
         return widgets.IntText(value=value, **look)
+    if isinstance(value, float):
+        return widgets.FloatText(value=value, **look)
     return widgets.Text(value=str(value), **look)
 
 
 class BenchPanel(widgets.VBox):
-    """Compile, run, time and export a catalog GPU kernel; bench results accumulate for comparison."""
+    """Compile, run, time and export a GPU kernel; bench results accumulate for comparison.
 
-    def __init__(self, kernel: str = "tma_copy", *, arch: str | None = None, shape: tuple[int, ...] | None = None,
-                 **params: Any) -> None:
+    ``kernel``: a catalog kernel's name (its parameters become fields, ``params`` their first values), or a
+    :class:`~tslab.Design`, catalog or captured, whose edits are kept and whose parameters (knobs for a captured
+    kernel) become fields. ``inputs``, ``reference``, ``outputs`` and ``baseline`` are what a captured kernel runs
+    and is timed with (module-level functions in a file). ``fields=False`` shows no fields: the design comes from
+    :meth:`load` (the Studio's GPU tab follows its edits so).
+    """
+
+    def __init__(self, kernel: str | Design = "tma_copy", *, arch: str | None = None,
+                 shape: tuple[int, ...] | None = None, inputs: Any = None, reference: Any = None,
+                 outputs: Any = None, baseline: Any = None, fields: bool = True, **params: Any) -> None:
         super().__init__()
         self.device = device()
         self.compiled: CompiledKernel | None = None
@@ -74,20 +88,32 @@ class BenchPanel(widgets.VBox):
         self.timeline: Timeline | None = None
         self.last_error = ""
         self._busy = threading.Lock()
+        self._io = {"inputs": inputs, "reference": reference, "outputs": outputs}
+        self._baseline = baseline
+        self._base: Design | None = kernel if isinstance(kernel, Design) else None
+        if self._base is not None and params:
+            raise TslabError(f"BenchPanel: design '{self._base.kernel}' was given, so its parameters come from it; "
+                             "edit them with design.with_params(...) (knobs: with_knobs) or in the fields")
+        name = self._base.kernel if self._base is not None else kernel
         # Teaching designs that fail on purpose compile with force=True in code; they are nothing to time.
-        timed = [k for k in GPU_KERNELS if not k.startswith("demo_")]
-        self._kernel = widgets.Dropdown(options=timed, value=kernel, description="kernel")
+        timed = [k for k in gpu_kernels() if not k.startswith("demo_")] if self._base is None else [name]
+        self._kernel = widgets.Dropdown(options=timed, value=name, description="kernel",
+                                        disabled=self._base is not None)
         self._arch = widgets.Dropdown(options=list(ARCHES), description="arch",
                                       value=arch or (self.device.arch if self.device else "sm_90a"))
         self._shape = widgets.Text(value="x".join(map(str, shape)) if shape else "", description="shape",
                                    placeholder="kernel default, e.g. 4096x4096")
         self._params = widgets.VBox()
-        self._export_path = widgets.Text(value=f"{kernel}_pkg", description="export to")
+        package = re.sub(r"\W", "_", name)  # a captured kernel's label may hold brackets
+        self._export_path = widgets.Text(value=f"{package}_pkg", description="export to")
         self._buttons = {name: widgets.Button(description=label) for name, label in
                          (("compile", "Compile"), ("run", "Run + check"), ("bench", "Bench"), ("profile", "Profile"),
                           ("export", "Export"))}
-        for name, button in self._buttons.items():
-            button.on_click(lambda _b, n=name: self._in_background(n))
+        for button_name, button in self._buttons.items():
+            button.on_click(lambda _b, n=button_name: self._in_background(n))
+            if self.device is None and button_name in ("run", "bench", "profile"):
+                button.disabled = True
+                button.tooltip = "needs an NVIDIA GPU: Compile and Export work without one"
         self._status = widgets.HTML()
         self._compile_view = widgets.HTML()
         self._table = widgets.HTML()
@@ -95,11 +121,13 @@ class BenchPanel(widgets.VBox):
         self._figure: go.FigureWidget | None = None
         self._chart = widgets.VBox([widgets.HTML(
             '<i class="tslab-bench-no-gpu">no GPU here: compile results only</i>' if self.device is None else "")])
+        self._fields = fields
         self._kernel.observe(lambda _c: self._show_params({}), names="value")
-        self._show_params(params)
+        self._show_params(params if self._base is None else self._field_values(self._base))
         wrap = widgets.Layout(flex_flow="row wrap")
+        top = [self._kernel, self._arch] + ([] if self._captured else [self._shape])
         self.children = [
-            widgets.HBox([self._kernel, self._arch, self._shape], layout=wrap), self._params,
+            widgets.HBox(top, layout=wrap), self._params,
             widgets.HBox([*self._buttons.values(), self._export_path], layout=wrap), self._status,
             self._compile_view, self._table, self._chart, self._timeline,
         ]
@@ -107,17 +135,40 @@ class BenchPanel(widgets.VBox):
         self._say(self._device_line())
 
     # -- the design ------------------------------------------------------------------------------------
+    @property
+    def _captured(self) -> bool:
+        return self._base is not None and self._base.is_captured
+
+    @staticmethod
+    def _field_values(design: Design) -> dict[str, Any]:
+        return design.knobs() if design.is_captured else dict(design.params)
+
+    def load(self, design: Design) -> None:
+        """Show ``design`` (the same kernel, e.g. after an edit elsewhere): what the buttons compile and run next."""
+        if design.kernel != self._kernel.value:
+            raise TslabError(f"BenchPanel: shows kernel '{self._kernel.value}', not '{design.kernel}'; open another "
+                             "BenchPanel for it")
+        self._base = design
+        self._show_params(self._field_values(design))
+
     def _show_params(self, values: dict[str, Any]) -> None:
-        """One field per kernel parameter: a checkbox, a menu of the kernel's ``CHOICES``, or a number."""
-        module = kernel_module(self._kernel.value)
-        unknown = sorted(set(values) - set(module.PARAMS))
+        """One field per kernel parameter (knob): a checkbox, a menu of the kernel's ``RULES.choices``, or a number."""
+        if self._base is not None:
+            defaults, choices = self._field_values(self._base), {}
+            if not self._captured:
+                choices = kernel_module(self._base.kernel).RULES.choices
+        else:
+            module = kernel_module(self._kernel.value)
+            defaults = module.PARAMS
+            rules = getattr(module, "RULES", None)
+            choices = rules.choices if rules is not None else {}
+        unknown = sorted(set(values) - set(defaults))
         if unknown:
-            raise self._no_such_param(unknown[0], module.PARAMS)
-        choices = getattr(module, "CHOICES", {})
+            raise self._no_such_param(unknown[0], defaults)
         self._param_inputs = {name: param_input(name, values.get(name, default), choices.get(name))
-                              for name, default in module.PARAMS.items()}
-        self._params.children = [widgets.HBox(list(self._param_inputs.values()),
-                                              layout=widgets.Layout(flex_flow="row wrap"))]
+                              for name, default in defaults.items()}
+        shown = list(self._param_inputs.values()) if self._fields else []
+        self._params.children = [widgets.HBox(shown, layout=widgets.Layout(flex_flow="row wrap"))] if shown else []
 
     def set_param(self, name: str, value: Any) -> None:
         """Set one kernel parameter (as the field beside it would)."""
@@ -142,11 +193,20 @@ class BenchPanel(widgets.VBox):
 
     @property
     def design(self) -> Design:
-        return Design(self._kernel.value, {n: w.value for n, w in self._param_inputs.items()})
+        """The design the buttons act on: the fields' values on the design given (its edits kept)."""
+        values = {n: w.value for n, w in self._param_inputs.items()}
+        if self._base is None:
+            return Design(self._kernel.value, values)
+        old = self._field_values(self._base)
+        changed = {n: v for n, v in values.items() if v != old[n]}
+        if not changed:
+            return self._base
+        return self._base.with_knobs(**changed) if self._captured else self._base.with_params(**changed)
 
     def _shape_value(self) -> tuple[int, ...] | None:
         text = self._shape.value.strip()
-        if not text:
+        if not text or self._captured:  # a captured kernel's shape is its fake tensors'
+
             return None
         try:
             return tuple(int(part) for part in text.lower().split("x"))
@@ -172,13 +232,18 @@ class BenchPanel(widgets.VBox):
         return self._act("compile", work)
 
     def run(self) -> dict[str, Any] | None:
-        """Run once on this GPU with fresh random input and a poisoned output, and check it."""
-        return self._act("run", lambda: self._compiled().run())
+        """Run once on this GPU and check it: a catalog kernel on fresh random input with a poisoned output, a
+        captured one on ``inputs()`` against ``reference``."""
+        return self._act("run", lambda: self._compiled().run(**self._captured_io()))
 
     def bench(self, sizes: list[tuple[int, ...]] | None = None, **options: Any) -> BenchResult | None:
-        """Time the kernel against torch's copy; each result is added to the table and chart."""
+        """Time the kernel against its baseline (torch's copy or GEMM; a captured kernel's ``baseline``); each
+        result is added to the table and chart."""
         def work() -> BenchResult:
-            result = gpu_bench(self._compiled(), sizes=sizes, progress=False, **options)
+            if self._captured:
+                result = self._compiled().bench(**self._captured_io(), baseline=self._baseline, **options)
+            else:
+                result = gpu_bench(self._compiled(), sizes=sizes, progress=False, **options)
             self.results.append(result)
             self._show_results()
             return result
@@ -188,7 +253,11 @@ class BenchPanel(widgets.VBox):
         """Profile one launch of the fields' design on this GPU (IKET, TS's per-step markers) and draw the
         timeline below; ``options`` go to :func:`tslab.gpu.profile` (``stages=``, ``resources=``, ...)."""
         def work() -> Timeline:
-            timeline = gpu_profile(self.design, shape=self._shape_value(), **options)
+            if self._captured:
+                self._captured_io()
+                timeline = gpu_profile(self.design, **self._io, **options)
+            else:
+                timeline = gpu_profile(self.design, shape=self._shape_value(), **options)
             self.timeline = timeline
             self._timeline.clear_output()
             self._timeline.append_display_data(timeline)
@@ -198,8 +267,21 @@ class BenchPanel(widgets.VBox):
     def export(self, path: str | Path | None = None) -> Path | None:
         """Write the compiled design as an importable package at ``path``."""
         target = Path(path or self._export_path.value)
+        if self._captured:
+            return self._act("export", lambda: export_captured(self.design, target, arch=self._arch.value,
+                                                                overwrite=True))
         return self._act("export", lambda: gpu_export(self.design, target, arch=self._arch.value,
                                                          shape=self._shape_value(), overwrite=True))
+
+    def _captured_io(self) -> dict[str, Any]:
+        """What a captured kernel's run takes (nothing for a catalog kernel); refuses a missing ``inputs``."""
+        if not self._captured:
+            return {}
+        if self._io["inputs"] is None:
+            raise TslabError(f"BenchPanel: captured kernel '{self._kernel.value}' runs on the GPU on inputs you give: "
+                             "BenchPanel(design, inputs=make_inputs, outputs=[...], reference=expected, "
+                             "baseline=torch_version), module-level functions in a .py file")
+        return dict(self._io)
 
     # -- plumbing --------------------------------------------------------------------------------------
     def _compile_key(self) -> tuple:

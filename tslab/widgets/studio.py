@@ -1,7 +1,9 @@
-"""``Studio``: both editors on the left; the verdict, memory map, schedule swimlane and history on the right.
+"""``Studio``: both editors and a GPU tab on the left; the verdict, memory map, schedule swimlane and history on
+the right.
 
 Every accepted edit becomes the current design at once and is re-checked in the background (debounced;
-a newer edit supersedes a running check). ``wait()`` blocks until the newest design's verdict is shown.
+a newer edit supersedes a running check). ``wait()`` blocks until the newest design's verdict is shown. The GPU
+tab (a :class:`BenchPanel`) compiles, runs, times and profiles the current design, never an earlier one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..core.verdict import Verdict
 from ..errors import DesignError
 from ..gpu.device import smem_capacity
 from .badge import badge_html
+from .bench_panel import BenchPanel
 from .history import History
 from .layout_chart import LayoutChart
 from .pipeline_editor import PipelineEditor
@@ -60,14 +63,16 @@ class Studio(widgets.HBox):
 
     ``max_states`` bounds each exhaustive check (a verdict that hits it is NOT PROVEN, never wrong);
     ``strategy``, ``trips`` and ``n`` go to every check as :func:`tslab.check` takes them (a kernel with runtime
-    loop bounds is then checked with real trip counts on every edit).
+    loop bounds is then checked with real trip counts on every edit). ``inputs``, ``reference``, ``outputs`` and
+    ``baseline`` are what the GPU tab runs a captured kernel with (see :class:`BenchPanel`).
     """
 
     counterexample_view: Callable[[Verdict], widgets.Widget | None] = staticmethod(counterexample_view)
 
     def __init__(self, design: Design, *, debounce: float = 0.15, max_states: int = 1_000_000,
                  chart_width: int | None = CHART_WIDTH, strategy: str = "auto", trips: dict[str, Any] | None = None,
-                 n: Any = None) -> None:
+                 n: Any = None, inputs: Any = None, reference: Any = None, outputs: Any = None,
+                 baseline: Any = None) -> None:
         super().__init__()
         self._design = design
         self._check = functools.partial(check, max_states=max_states, smem_capacity=smem_capacity(),
@@ -90,8 +95,10 @@ class Studio(widgets.HBox):
         self._badge.add_class("tslab-studio-badge")
         self._states.add_class("tslab-studio-states")
         self._history_box.add_class("tslab-studio-history")
-        editors = widgets.Tab(children=[self.pipeline_editor, self.schedule_editor])
-        editors.titles = ("pipelines", "schedules")
+        self.bench_panel = BenchPanel(design, fields=False, inputs=inputs, reference=reference, outputs=outputs,
+                                      baseline=baseline)
+        editors = widgets.Tab(children=[self.pipeline_editor, self.schedule_editor, self.bench_panel])
+        editors.titles = ("pipelines", "schedules", "GPU")
         right = widgets.VBox([self._badge, self._states, self.layout_chart, widgets.HTML("<b>schedule</b>"),
                               self._swimlane, self._counterexample, widgets.HTML("<b>history</b>"),
                               self._history_box], layout=widgets.Layout(flex="1 1 520px", min_width="0"))
@@ -164,6 +171,7 @@ class Studio(widgets.HBox):
         for editor in (self.pipeline_editor, self.schedule_editor):
             if editor is not source and source is not None:
                 editor.load(design)
+        self.bench_panel.load(design)
         self._render_history()
         self._views.request()
         self._rechecker.submit(design)

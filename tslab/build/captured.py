@@ -12,10 +12,11 @@ import tempfile
 import time
 from typing import Any
 
+from ..capture.recorder import compile_call
+from ..capture.worker import failure, run_in_child
+from ..child import error_record
 from ..core.construction import edits_at_construction
 from ..errors import TslabError
-from .recorder import compile_call
-from .worker import error_record, failure, run_in_child
 
 
 def _compile(host_fn: Any, args: tuple, kwargs: dict, arch: str, edits: Any, frontend: Any,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from string import Template
 
-from ..package_loader import LOAD_FUNCTION
+from .package_loader import LOAD_FUNCTION
 
 COPY_DOC = '''"""$kernel compiled for $arch: copies a $dtype tensor (exported by tslab).
 

@@ -3,7 +3,7 @@
 Every compile of a catalog kernel goes through :func:`compile_target`, so what runs is the design as edited and
 checked; :func:`compiled` keeps each kernel a worker compiled, by (target as edited, multiprocessors, arch).
 Also here: the compile-only stand-ins of a target's arguments, how its tensors are marked at run time, ptxas'
-report, and the runtime libraries an exported object file needs loaded.
+report, and the runtime libraries an exported object file needs loaded (captured kernels' export too).
 """
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ import inspect
 import json
 import os
 import re
+import tempfile
+import time
 from collections import OrderedDict
 from typing import Any
 
+from ..child import capture_fds
 from .targets import Target
 
 
@@ -26,46 +29,18 @@ def compile_target(t: Target, sms: int, options: str) -> Any:
     from cutlass import cute
 
     with t.edits_applied():
-        return cute.compile(t.module.launch, *_fake(t), *t.launch_constants(sms), options=options)
+        return cute.compile(t.launcher.launch, *fake_args(t), *t.launch_constants(sms), options=options)
 
 
-def _cutlass_dtype(name: str) -> Any:
-    import cutlass
-
-    return {
-        "float16": cutlass.Float16,
-        "bfloat16": cutlass.BFloat16,
-        "float32": cutlass.Float32,
-        "int16": cutlass.Int16,
-        "int32": cutlass.Int32,
-        "int8": cutlass.Int8,
-        "uint8": cutlass.Uint8,
-    }[name]
-
-
-def fake_args(target: Target) -> tuple:
-    """Compile-only stand-ins for ``(src, dst, stream)``: static shape, 16-byte aligned, row-major."""
-    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
-
-    dtype = _cutlass_dtype(target.dtype)
-    order = tuple(reversed(range(len(target.shape))))
-
-    def make() -> Any:
-        return make_fake_compact_tensor(dtype, target.shape, stride_order=order, assumed_align=16)
-
-    return make(), make(), make_fake_stream()
-
-
-def _fake(t: Target) -> tuple:
-    """Compile-only arguments: the kernel module's own where it has them (GEMM: a, b, c, stream).
+def fake_args(t: Target) -> tuple:
+    """Compile-only arguments of the target's ``launch``, from its kernel's own ``fake_args`` (GEMM: a, b, c,
+    stream; the copies: src, dst, stream).
 
     A dynamic target asks for symbolic extents (``dynamic=True``, passed only then); design parameters
-    the module's ``fake_args`` takes by keyword (the grid-stride copy's ``vector_bytes``) come from the
+    the kernel's ``fake_args`` takes by keyword (the grid-stride copy's ``vector_bytes``) come from the
     target's parameters.
     """
-    own = getattr(t.module, "fake_args", None)
-    if own is None:
-        return fake_args(t)
+    own = t.launcher.fake_args
     keywords = inspect.signature(own).parameters
     extra = {name: value for name, value in t.params.items()
              if name != "dynamic" and name in keywords and keywords[name].kind is inspect.Parameter.KEYWORD_ONLY}
@@ -128,7 +103,7 @@ def tensor_marks(t: Target) -> tuple[tuple[int, ...], ...] | None:
     extents). Every argument but the last (the stream) is a tensor."""
     from .args import divisibility_of
 
-    return divisibility_of(_fake(t)[:-1]) if t.dynamic else None
+    return divisibility_of(fake_args(t)[:-1]) if t.dynamic else None
 
 
 def preload_runtime() -> None:
@@ -140,3 +115,35 @@ def preload_runtime() -> None:
     for path in find_runtime_libraries(enable_tvm_ffi=False):
         if os.path.exists(path):
             ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+
+def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
+    """A worker job: compile for ``arch`` with fake tensors; PTX, cubin and ptxas' resource report.
+
+    The compiled kernel is kept, so a run of the same target in this worker does not compile it again.
+    """
+    t = Target.from_dict(target)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch, capture_fds(echo=True) as log:
+        # --keep-ptx/--keep-cubin also write files; send them to a scratch folder, not the working directory.
+        fn = compile_target(t, sms, f"{_options(arch, True)} --dump-dir {scratch}")
+    seconds = time.perf_counter() - started
+    _remember(_cache_key(t, sms, arch), fn)
+    return {
+        "ptx": fn.artifacts.PTX,
+        "cubin": bytes(fn.artifacts.CUBIN or b""),
+        "seconds": seconds,
+        "log": log[0][-20000:],
+        **parse_ptxas(log[0]),
+    }
+
+
+def export_job(target: dict[str, Any], arch: str, sms: int, directory: str, prefix: str) -> dict[str, Any]:
+    """A worker job: compile for ``arch`` and write ``<prefix>.h`` and ``<prefix>.o`` into ``directory``."""
+    preload_runtime()
+    t = Target.from_dict(target)
+    fn = compile_target(t, sms, _options(arch, False))
+    fn.export_to_c(file_path=directory, file_name=prefix, function_prefix=prefix)
+    marks = tensor_marks(t)
+    return {"files": sorted(os.listdir(directory)),
+            "tensor_divisibility": [list(m) for m in marks] if marks is not None else None}

@@ -16,11 +16,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..capture.recorder import compile_call
+from ..capture.worker import failure, run_in_child
+from ..child import error_record
 from ..core.construction import edits_at_construction
 from ..errors import TslabError
-from ..package_loader import LOAD_FUNCTION
-from .recorder import compile_call
-from .worker import error_record, failure, run_in_child
+from .compile import preload_runtime
+from .package_loader import LOAD_FUNCTION
 
 INIT = '''"""{kernel}: a captured TS kernel compiled for {arch} with knobs {knobs} (exported by tslab).
 
@@ -49,14 +51,9 @@ _module: Any = None
 
 def _export(host_fn: Any, args: tuple, kwargs: dict, arch: str, edits: Any, frontend: Any, options: str,
             directory: str) -> dict[str, Any]:
-    import ctypes
     import os
 
-    from cutlass.cute.runtime import find_runtime_libraries
-
-    for path in find_runtime_libraries(enable_tvm_ffi=False):
-        if os.path.exists(path):
-            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    preload_runtime()
     try:
         with edits_at_construction(edits):
             fn = compile_call(host_fn, args, kwargs, arch, frontend=frontend, options=options)()

@@ -1,0 +1,90 @@
+"""What every "run it in a child process, report its crash" path shares: the capture trace's forked child
+(:mod:`tslab.capture.worker`) and the GPU's fresh and warm workers (:mod:`tslab.gpu.worker`, :mod:`tslab.gpu.warm`).
+
+A child's output goes to a file (:func:`output_to`) whose tail is quoted when it fails (:func:`tail`); what it
+raised travels as a picklable record (:func:`error_record`); how it ended is said in words (:func:`how_it_ended`),
+and output written by C code while a step runs can be captured in place (:func:`capture_fds`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import tempfile
+import traceback
+from collections.abc import Iterator
+from typing import Any
+
+#: Characters of a child's output quoted in an error.
+TAIL_CHARS = 2000
+
+
+def error_record(exc: BaseException) -> dict[str, Any]:
+    """A picklable description of an exception: type, message and traceback frames (file, line, function)."""
+    frames = [(f.filename, f.lineno, f.name) for f in traceback.extract_tb(exc.__traceback__)]
+    return {"type": type(exc).__name__, "message": str(exc), "frames": frames,
+            "text": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
+
+
+def output_to(out_path: str, err_path: str | None = None) -> None:
+    """This process's stdout and stderr (fds 1 and 2, C libraries' too) go to ``out_path`` (stderr to
+    ``err_path`` when given) from now on, and Python's ``sys.stdout``/``sys.stderr`` write through them."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    for fd, path in ((1, out_path), (2, err_path or out_path)):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(target, fd)
+        os.close(target)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+
+
+def tail(path: str, chars: int = TAIL_CHARS) -> str:
+    """The last ``chars`` characters of the file at ``path`` ("" when it cannot be read)."""
+    try:
+        with open(path, errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return ""
+    return text[-chars:].strip()
+
+
+def how_it_ended(returncode: int | None) -> str:
+    """A child's end in words, from its return code (negative: the signal that killed it)."""
+    if returncode == -signal.SIGABRT:
+        return "aborted (SIGABRT: an assertion or abort inside MLIR/CUDA)"
+    if returncode is not None and returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with code {returncode} without a result"
+
+
+@contextlib.contextmanager
+def capture_fds(*, echo: bool) -> Iterator[list[str]]:
+    """Capture what C and Python write to fds 1 and 2 (ptxas remarks) while active; the text is appended to the
+    yielded list on exit, and written to stderr too when ``echo`` (a worker's log keeps it)."""
+    out: list[str] = []
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as fh:
+        os.dup2(fh.fileno(), 1)
+        os.dup2(fh.fileno(), 2)
+        try:
+            yield out
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            fh.seek(0)
+            out.append(fh.read().decode(errors="replace"))
+            if echo:
+                sys.stderr.write(out[-1])
