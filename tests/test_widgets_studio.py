@@ -193,3 +193,18 @@ def test_studio_checks_every_edit_with_the_trip_counts_it_was_given():
 def test_a_studio_with_bad_trip_counts_is_refused_with_the_place():
     with pytest.raises(tslab.DesignError, match=r"trips\['Load'\]: names no task of this design"):
         Studio(design("tma_copy"), trips={"Load": "n"}, n=range(1, 3))
+
+
+def test_moving_a_step_up_past_its_neighbour_is_labelled_as_that_step_moving_up():
+    """Swapping two neighbours reads both ways in a diff; the history says what the user moved (the release)."""
+    studio = Studio(design("tma_copy"), debounce=0)
+    try:
+        steps = studio.design.schedule("StoreTask")
+        loop = [i for i, s in enumerate(steps) if s[2] == "Loop"]
+        second = loop[1]  # moved to the first place of the Loop section, past the step before it
+        studio.schedule_editor.move("StoreTask", second, "Loop", 0)
+        step = steps[second]
+        label = studio.history.labels()[-1]
+        assert label.startswith(f"StoreTask: moved {step[0]}.{step[1]}") and label.endswith(" up"), label
+    finally:
+        studio.close()

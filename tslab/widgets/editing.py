@@ -15,12 +15,15 @@ from .badge import badge_html
 class DesignHolder:
     """Keeps the last valid design (set up by ``_hold``); ``accept`` makes an edit current, re-checks, notifies.
 
-    ``last_action`` says what the newest accepted design came from: ``"edit"``, ``"undo"`` or ``"redo"``;
+    ``last_action`` says what the newest accepted design came from: ``"edit"``, ``"undo"`` or ``"redo"``
+    (``last_label``: the edit in words, where the editor knows it);
     ``shown_note()`` names the design on show for the note beside a refused field (a Studio gives its history
     entry, e.g. ``" (#3)"``).
     """
 
     last_action: str = "edit"
+    #: What the newest edit did, in words, where the editor knows better than a diff (a schedule move); else None.
+    last_label: str | None = None
     shown_note: Callable[[], str] = staticmethod(lambda: "")
 
     def _hold(self, design: Design, *, auto_check: bool) -> None:

@@ -38,8 +38,11 @@ def describe_change(old: Design | None, new: Design) -> str:
     return ", ".join(parts) or "no change"
 
 
-def describe_steps(task: str, before: Sequence[Step], after: Sequence[Step]) -> str:
-    """One schedule edit in words: a step moved (up or down, maybe into another section), deleted or inserted."""
+def describe_steps(task: str, before: Sequence[Step], after: Sequence[Step], moved: int | None = None) -> str:
+    """One schedule edit in words: a step moved (up or down, maybe into another section), deleted or inserted.
+
+    ``moved``: the index (in ``before``) of the step the user moved, where the editor knows it: swapping two
+    neighbours reads both as one moving up and as the other moving down, and only the editor knows which."""
     before, after = list(before), list(after)
     if len(after) == len(before) - 1:
         for i, step in enumerate(before):
@@ -50,14 +53,19 @@ def describe_steps(task: str, before: Sequence[Step], after: Sequence[Step]) -> 
             if after[:i] + after[i + 1:] == before:
                 return f"{task}: inserted {_step(step)} in {step[2]}"
     if len(after) == len(before):
-        for i, step in enumerate(before):
+        order = list(range(len(before)))
+        if moved is not None and 0 <= moved < len(before):
+            order.remove(moved)
+            order.insert(0, moved)
+        for i in order:
+            step = before[i]
             rest = before[:i] + before[i + 1:]
-            for j, moved in enumerate(after):
-                same = (moved[0], moved[1], moved[3]) == (step[0], step[1], step[3])
-                if not same or after[:j] + after[j + 1:] != rest or (i == j and moved[2] == step[2]):
+            for j, placed in enumerate(after):
+                same = (placed[0], placed[1], placed[3]) == (step[0], step[1], step[3])
+                if not same or after[:j] + after[j + 1:] != rest or (i == j and placed[2] == step[2]):
                     continue
-                up = j < i or (j == i and SECTIONS.index(moved[2]) < SECTIONS.index(step[2]))
-                into = f" into {moved[2]}" if moved[2] != step[2] else ""
+                up = j < i or (j == i and SECTIONS.index(placed[2]) < SECTIONS.index(step[2]))
+                into = f" into {placed[2]}" if placed[2] != step[2] else ""
                 return f"{task}: moved {_step(step)} {'up' if up else 'down'}{into}"
     return f"{task}: schedule changed"
 

@@ -18,6 +18,7 @@ from ..core.steps import CONSUMER_STAGES, PRODUCER_STAGES, SECTIONS, Step, make_
 from ..errors import DesignError, Issue
 from . import schedule_ops as ops
 from .editing import DesignHolder
+from .history import describe_steps
 from .schedule_code import schedule_code
 
 _BUTTON = widgets.Layout(width="30px", padding="0", flex="0 0 30px")
@@ -48,7 +49,7 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
     # -- programmatic edits --------------------------------------------------------------------------
     def move(self, task: str, index: int, to_section: str, to_index: int) -> bool:
         """Move step ``index`` of ``task`` to position ``to_index`` of ``to_section``."""
-        return self._edit(task, lambda steps: ops.move(task, steps, index, to_section, to_index))
+        return self._edit(task, lambda steps: ops.move(task, steps, index, to_section, to_index), moved=index)
 
     def delete(self, task: str, index: int) -> bool:
         """Delete step ``index`` of ``task``."""
@@ -82,7 +83,7 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         return f"ScheduleEditor({self._design.kernel}: {', '.join(self._design.tasks())}{status})"
 
     # -- internals -----------------------------------------------------------------------------------
-    def _edit(self, task: str, change: Any) -> bool:
+    def _edit(self, task: str, change: Any, moved: int | None = None) -> bool:
         try:
             before = self._design.schedule(task)
             overridden = task in self._design.overrides["schedules"]
@@ -94,6 +95,7 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         self._undo.append((task, before, new.schedule(task), overridden))
         self._redo.clear()
         self.last_action = "edit"
+        self.last_label = describe_steps(task, before, new.schedule(task), moved=moved)
         self._done(new)
         return True
 

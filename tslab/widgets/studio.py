@@ -166,7 +166,8 @@ class Studio(widgets.HBox):
             self._design = design
             moved = action in ("undo", "redo") and self.history.step_to(design, -1 if action == "undo" else 1)
             if not moved:
-                self.history.add(design, label)
+                said = getattr(source, "last_label", None) if action == "edit" else None
+                self.history.add(design, label or said)
             self._checking = "re-checking…"
         for editor in (self.pipeline_editor, self.schedule_editor):
             if editor is not source and source is not None:
