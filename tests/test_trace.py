@@ -107,6 +107,9 @@ def test_json_round_trip_and_views():
     frame = trace.to_dataframe()
     assert list(frame.step) == list(range(len(trace)))
     assert "full:stage_a[0]" in frame.columns and "empty:stage_b[0]" in frame.columns
+    assert str(frame["index"].dtype) == str(frame.iteration.dtype) == "Int64"  # whole numbers, <NA> not NaN
+    assert frame.iteration.dropna().tolist() == [int(i) for i in frame.iteration.dropna()]
+    assert frame.task.isna().tolist()[0] and "nan" not in frame.head(1).to_string().lower()
     text = trace.text()
     assert text.splitlines()[0] == "demo_race: RACE after 14 steps"
     assert "   14. LoadTask  ProducerAcquire(stage_a)     loop[1] iter 1" in text

@@ -186,7 +186,9 @@ class Trace:
             row["held"] = _held_text(s.state.held)
             row["pdl_wait"] = s.state.pdl_wait
             rows.append(row)
-        return pd.DataFrame(rows)
+        # Whole numbers stay whole and a step without one (the start) shows <NA>, not a float NaN.
+        text = dict.fromkeys(("task", "op", "stage", "resource", "label", "section", "part"), "string")
+        return pd.DataFrame(rows).astype({"index": "Int64", "iteration": "Int64", **text})
 
     # -- views ---------------------------------------------------------------------------------------
     def headline(self) -> str:
