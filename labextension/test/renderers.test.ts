@@ -48,6 +48,10 @@ describe('trace renderer: the replay player', () => {
     slider.dispatchEvent(new Event('input'));
     const [res, entries] = Object.entries(trace.steps[withHeld].state.held).find(([, e]: any) => e.length) as [string, any[]];
     expect(node.querySelector('.tslab-held')!.textContent).toContain(`${res}: ${entries[0][0]} by ${entries[0][1]} (slot ${entries[0][2]})`);
+    // The PDL flag and the cursors are two labelled lines, not one run-on phrase ("PDL wait done: no cursors").
+    const cursors = trace.steps[withHeld].state.cursors.join(', ');
+    expect(node.querySelector('.tslab-cursors')!.textContent).toBe(`cursors: (${cursors})`);
+    expect(node.querySelector('.tslab-pdl')!.textContent).toMatch(/^PDL wait done: (yes|no)$/);
     const stages = Object.keys(trace.steps[withHeld].state.prod_credits);
     expect([...node.querySelectorAll('.tslab-credits code')].map(c => c.textContent)).toEqual(stages);
     node.querySelector<HTMLButtonElement>('[aria-label="last step"]')!.click();

@@ -325,7 +325,14 @@ export function statePanel(state: State, scale: number): HTMLElement[] {
   );
   return [
     h('div', {}, h('b', {}, 'credits'), credits),
-    h('div', {}, h('b', {}, 'held'), heldList, h('b', {}, 'PDL wait done'), `: ${state.pdl_wait ? 'yes' : 'no'}`, h('br'), `cursors (${state.cursors.join(', ')})`),
+    h(
+      'div',
+      {},
+      h('b', {}, 'held'),
+      heldList,
+      h('div', { class: 'tslab-pdl' }, h('b', {}, 'PDL wait done'), `: ${state.pdl_wait ? 'yes' : 'no'}`),
+      h('div', { class: 'tslab-cursors' }, h('b', {}, 'cursors'), `: (${state.cursors.join(', ')})`)
+    ),
     h('div', {}, h('b', {}, 'next op'), nexts)
   ];
 }
