@@ -64,7 +64,8 @@ def test_widget_updates_in_place():
     assert "without aliasing 163,920 B" in chart._summary.value
     chart.update(tslab.check(design("tma_copy", stages=12)))
     assert chart._what_if_box.layout.display == "none"
-    assert chart.map.heading == "layout" and chart.map.map_width == 760
+    assert chart.map.heading == "" and chart.map.map_width == 760  # the chart's own line is the only summary
+    assert not chart.map.summary and not chart.what_if.summary and LayoutView().summary
     assert "196,800 / 232,448 B" in chart._summary.value
 
 

@@ -89,4 +89,15 @@ describe('the memory map widget host', () => {
     model.emit('heading');
     expect(el.querySelector('.tslab-map-title')!.textContent).toBe('with aliasing: 131,152 / 232,448 B');
   });
+
+  it('leaves the summary line to a host that prints its own (the Studio printed it twice)', async () => {
+    const { default: layout } = await import('../src/widgets/layout');
+    const verdict = fixture('verdict_gemm_sm90.json');
+    const model = fakeModel({ allocations: verdict.layout, memory: verdict.memory, heading: '', map_width: 770, summary: false });
+    const el = document.createElement('div');
+    layout.render({ model, el });
+    expect(el.querySelector('.tslab-map-summary')).toBeNull();
+    expect(el.querySelector('.tslab-map-title')).toBeNull();
+    expect(el.querySelectorAll('svg.tslab-map rect').length).toBeGreaterThan(0); // the map itself is still drawn
+  });
 });

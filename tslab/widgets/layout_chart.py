@@ -31,6 +31,8 @@ class LayoutView(anywidget.AnyWidget):
     memory = traitlets.Dict().tag(sync=True)
     heading = traitlets.Unicode("").tag(sync=True)
     map_width = traitlets.Int(760).tag(sync=True)
+    #: Whether the map prints its own summary line (a LayoutChart prints one line for both maps instead).
+    summary = traitlets.Bool(True).tag(sync=True)
 
     def show(self, verdict: Verdict, heading: str = "") -> None:
         """Draw ``verdict``'s layout."""
@@ -67,8 +69,8 @@ class LayoutChart(widgets.VBox):
         self.width = width
         self._summary = widgets.HTML()
         self._summary.add_class("tslab-layout-summary")
-        self.map = LayoutView()
-        self.what_if = LayoutView()
+        self.map = LayoutView(summary=False)
+        self.what_if = LayoutView(summary=False)
         self._what_if_box = widgets.VBox([self.what_if])
         self.children = [self._summary, widgets.HBox([self.map, self._what_if_box])]
         self.data: dict[str, Any] = {}
@@ -89,7 +91,7 @@ class LayoutChart(widgets.VBox):
             text += f"; without aliasing {s['smem_used']:,} B" + ("" if s["fits"] else " (does not fit)")
         width = self.width // 2 if other is not None else self.width
         self.map.map_width = self.what_if.map_width = width
-        self.map.show(verdict, "with aliasing" if other is not None else "layout")
+        self.map.show(verdict, "with aliasing" if other is not None else "")  # one map: the summary says it all
         self._what_if_box.layout.display = None if other is not None else "none"
         if other is not None:
             self.what_if.show(other, "without aliasing")

@@ -83,6 +83,8 @@ export interface LayoutOptions {
   title?: string;
   /** Width of each map in pixels. */
   width?: number;
+  /** The summary line above the map (default true; a host that prints its own passes false). */
+  summary?: boolean;
 }
 
 /** The SMEM map (and TMEM map when the design has TMEM) with its summary line. */
@@ -95,7 +97,9 @@ export function createLayoutMap(layout: Allocation[], memory: Memory, options: L
     'div',
     { class: 'tslab-layout' },
     options.title ? h('div', { class: 'tslab-map-title' }, `${options.title}: ${num(memory.smem_used)} / ${num(memory.smem_capacity)} B`) : null,
-    h('div', { class: fits ? 'tslab-map-summary' : 'tslab-map-summary tslab-over' }, summaryText(memory, tmem.length > 0)),
+    options.summary === false
+      ? null
+      : h('div', { class: fits ? 'tslab-map-summary' : 'tslab-map-summary tslab-over' }, summaryText(memory, tmem.length > 0)),
     smem.length ? chart(smem, memory.smem_capacity, memory.smem_used, 'B', width) : h('i', {}, 'no layout (the design could not be lowered)'),
     tmem.length ? chart(tmem, memory.tmem_capacity, memory.tmem_used, 'columns', width) : null
   );

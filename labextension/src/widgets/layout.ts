@@ -1,7 +1,8 @@
 /**
  * The live host of the memory map: the anywidget front end of `tslab.widgets.layout_chart.LayoutView`, drawn
  * by the same `views/layout` module as a saved verdict's output. The model holds TS's layout table as rows
- * (`allocations`), the memory figures, a heading and the map's width (ipywidgets keeps `layout` and `width`).
+ * (`allocations`), the memory figures, a heading, the map's width (ipywidgets keeps `layout` and `width`) and whether
+ * it prints its own summary line (a LayoutChart prints one for both maps).
  */
 
 import { createLayoutMap } from '../views/layout';
@@ -12,17 +13,18 @@ export interface LayoutViewModel {
   get(name: 'memory'): Memory;
   get(name: 'heading'): string;
   get(name: 'map_width'): number;
+  get(name: 'summary'): boolean;
   on(event: string, callback: () => void): void;
   off(event: string, callback: () => void): void;
 }
 
-const TRAITS = ['allocations', 'memory', 'heading', 'map_width'];
+const TRAITS = ['allocations', 'memory', 'heading', 'map_width', 'summary'];
 
 function render({ model, el }: { model: LayoutViewModel; el: HTMLElement }): () => void {
   el.classList.add('tslab-rendered', 'tslab-widget-layout');
   const draw = () => {
     const memory = model.get('memory');
-    el.replaceChildren(memory && 'smem_used' in memory ? createLayoutMap(model.get('allocations'), memory, { title: model.get('heading'), width: model.get('map_width') }) : '');
+    el.replaceChildren(memory && 'smem_used' in memory ? createLayoutMap(model.get('allocations'), memory, { title: model.get('heading'), width: model.get('map_width'), summary: model.get('summary') }) : '');
   };
   TRAITS.forEach(name => model.on(`change:${name}`, draw));
   draw();
