@@ -208,3 +208,13 @@ def test_moving_a_step_up_past_its_neighbour_is_labelled_as_that_step_moving_up(
         assert label.startswith(f"StoreTask: moved {step[0]}.{step[1]}") and label.endswith(" up"), label
     finally:
         studio.close()
+
+
+def test_the_line_under_an_error_badge_says_the_schedule_checker_did_not_find_it():
+    from tslab.widgets.studio import states_line
+
+    over = tslab.check(design("demo_overflow"))
+    assert over.status == "CAPACITY" and over.checker.verdict == "safe"
+    assert states_line(over).startswith("schedule checker: no deadlock or race (")
+    assert "the CAPACITY above comes from the memory and field checks" in states_line(over)
+    assert states_line(tslab.check(design("demo_deadlock"))).startswith("schedule checker: deadlock, ")

@@ -58,6 +58,20 @@ def counterexample_view(verdict: Verdict) -> widgets.Widget | None:
     return widgets.HTML(f'<pre class="tslab-counterexample">{html.escape(text)}</pre>')
 
 
+def states_line(verdict: Verdict) -> str:
+    """The line under the badge: what the schedule checker found and searched, and how long the check took.
+
+    When the badge shows an error the schedule checker did not find (SMEM capacity, an invalid field), the line
+    says so, so that "CAPACITY" above "checker: safe" does not read as a contradiction."""
+    c = verdict.checker
+    limit = f" (state limit {c.max_states:,} hit)" if c.hit_state_limit else ""
+    searched = f"{c.states_text()} in {c.runs} run(s){limit}; checked in {verdict.seconds * 1000:.0f} ms"
+    if c.verdict == "safe" and verdict.status != "SAFE":
+        return (f"schedule checker: no deadlock or race ({searched}); the {verdict.status} above comes from "
+                "the memory and field checks")
+    return f"schedule checker: {c.verdict}, {searched}"
+
+
 class Studio(widgets.HBox):
     """Edit a design and watch TS's verdict, memory map and schedule follow.
 
@@ -196,11 +210,7 @@ class Studio(widgets.HBox):
         self._badge.value = badge_html(verdict, checking=checking)
         if verdict is self._drawn:
             return
-        c = verdict.checker
-        limit = f" (state limit {c.max_states:,} hit)" if c.hit_state_limit else ""
-        self._states.value = (f'<span class="tslab-states">checker: {html.escape(c.verdict)}, '
-                              f"{html.escape(c.states_text())} in {c.runs} run(s){limit}; "
-                              f"checked in {verdict.seconds * 1000:.0f} ms</span>")
+        self._states.value = f'<span class="tslab-states">{html.escape(states_line(verdict))}</span>'
         if self._drawn is not None:
             self.layout_chart.update(verdict)
         self._swimlane.show(verdict)
