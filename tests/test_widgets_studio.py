@@ -218,3 +218,20 @@ def test_the_line_under_an_error_badge_says_the_schedule_checker_did_not_find_it
     assert states_line(over).startswith("schedule checker: no deadlock or race (")
     assert "the CAPACITY above comes from the memory and field checks" in states_line(over)
     assert states_line(tslab.check(design("demo_deadlock"))).startswith("schedule checker: deadlock, ")
+
+
+def test_a_refused_field_gets_a_red_border_and_the_badge_says_it_shows_the_last_valid_design():
+    studio = Studio(design("tma_copy"), debounce=0.01)
+    try:
+        control = studio.pipeline_editor.control("smem_ring", "num_stages")
+        control.value = "2.5"
+        studio.wait(10)
+        assert "tslab-invalid" in control._dom_classes
+        assert 'class="tslab-stale"' in studio._badge.value and "the last valid design" in studio._badge.value
+        assert "SAFE" in studio._badge.value  # the design on show is still the valid one
+        control.value = "3"
+        studio.wait(10)
+        assert "tslab-invalid" not in control._dom_classes and "tslab-stale" not in studio._badge.value
+        assert studio.design.pipelines()["smem_ring"]["num_stages"] == 3
+    finally:
+        studio.close()

@@ -30,6 +30,7 @@ class DesignHolder:
         self._design = design
         self._auto_check = auto_check
         self._listeners: list[Callable[[Design], None]] = []
+        self._refusal_listeners: list[Callable[[dict], None]] = []
         self.verdict: Verdict | None = check(design) if auto_check else None
         self.status = widgets.HTML(badge_html(self.verdict) if self.verdict else "")
 
@@ -41,6 +42,10 @@ class DesignHolder:
     def on_design(self, callback: Callable[[Design], None]) -> None:
         """Call ``callback(new_design)`` after every accepted edit."""
         self._listeners.append(callback)
+
+    def on_refused(self, callback: Callable[[dict], None]) -> None:
+        """Call ``callback(errors)`` whenever the set of refused fields changes (``{}``: none is refused now)."""
+        self._refusal_listeners.append(callback)
 
     def accept(self, design: Design) -> None:
         self._design = design

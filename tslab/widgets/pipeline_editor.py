@@ -121,6 +121,11 @@ class PipelineEditor(widgets.VBox, DesignHolder):
                               "edit one of: " + ", ".join(allowed))
 
     def _message(self, key: tuple[str, str], issue: Issue | None) -> None:
+        control = self._controls.get(key)
+        if control is not None:  # a red border on the refused field, gone once it holds a valid value again
+            (control.add_class if issue is not None else control.remove_class)("tslab-invalid")
+        for callback in self._refusal_listeners:
+            callback(dict(self.errors))
         box = self._messages.get(key)
         if box is None:
             return

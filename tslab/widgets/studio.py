@@ -98,7 +98,9 @@ class Studio(widgets.HBox):
         self.pipeline_editor = PipelineEditor(design, auto_check=False)
         self.schedule_editor = ScheduleEditor(design, auto_check=False)
         self.pipeline_editor.shown_note = lambda: f" (#{self.history.current})"
+        self._refusals: dict = {}  # the fields whose typed value was refused: the badge shows the last valid design
         self.pipeline_editor.on_design(lambda d: self._edited(d, source=self.pipeline_editor))
+        self.pipeline_editor.on_refused(self._refused)
         self.schedule_editor.on_design(lambda d: self._edited(d, source=self.schedule_editor))
         self.layout_chart = LayoutChart(self._verdict, width=chart_width)
         self._badge = widgets.HTML()
@@ -191,6 +193,11 @@ class Studio(widgets.HBox):
         self._views.request()
         self._rechecker.submit(design)
 
+    def _refused(self, errors: dict) -> None:
+        with self._lock:
+            self._refusals = errors
+        self._views.request()
+
     def _progress(self, seconds: float) -> None:  # on the ticking thread
         with self._lock:
             self._checking = f"re-checking… {seconds:.1f} s"
@@ -206,8 +213,14 @@ class Studio(widgets.HBox):
     def _draw(self) -> None:
         """Draw the newest state (only ever on the kernel's thread, see ``ViewWriter``)."""
         with self._lock:
-            verdict, checking = self._verdict, self._checking
-        self._badge.value = badge_html(verdict, checking=checking)
+            verdict, checking, refusals = self._verdict, self._checking, dict(self._refusals)
+        badge = badge_html(verdict, checking=checking)
+        if refusals:  # the badge is the last valid design's, not what the refused field holds
+            (resource, field), issue = next(iter(refusals.items()))
+            badge += (f'<div class="tslab-stale">showing #{self.history.current}, the last valid design; the value '
+                      f"typed into {html.escape(resource)}.{html.escape(field)} was refused: "
+                      f"{html.escape(issue.message)}</div>")
+        self._badge.value = badge
         if verdict is self._drawn:
             return
         self._states.value = f'<span class="tslab-states">{html.escape(states_line(verdict))}</span>'
