@@ -1,6 +1,6 @@
 """The tslab widgets fit JupyterLab at 1600 and 1000 px wide: nothing sticks out, overlaps or is clipped.
 
-One generated notebook shows a Studio (both editor tabs), a ReplayPlayer of a deadlock, a BenchPanel and the
+One generated notebook shows a Studio (its editor tabs and its GPU tab), a ReplayPlayer of a deadlock, a BenchPanel and the
 SweepChart of tutorial 08's recorded GEMM sweep.
 Screenshots of each width go to ``test-artifacts/layout-<part>-<width>.png``.
 """
@@ -15,6 +15,8 @@ from labkit import ARTIFACTS, TOKEN, open_and_run, overflowing
 
 pytestmark = pytest.mark.browser
 WIDTHS = (1600, 1000)
+#: The notebook's own BenchPanel, not the one in the Studio's GPU tab.
+BENCH = ".tslab-bench-panel:not(.tslab-studio .tslab-bench-panel)"
 CELLS = [
     "import tslab\nfrom tslab.kernels import design\nfrom tslab.widgets import BenchPanel, ReplayPlayer, Studio",
     "Studio(design('tma_copy'))",
@@ -54,8 +56,8 @@ def test_the_widgets_fit_at_1600_and_1000_px(lab, lab_page):
 def _fit(lab, page) -> None:
     _put_notebook(lab, "layout_check.ipynb")
     open_and_run(page, lab, "layout_check.ipynb")
-    studio, replay, bench, sweep = (page.locator(s).first for s in (".tslab-studio", ".tslab-replay",
-                                                                     ".tslab-bench-panel", ".tslab-sweep-chart"))
+    studio, replay, bench, sweep = (page.locator(s).first for s in (".tslab-studio", ".tslab-replay", BENCH,
+                                                                     ".tslab-sweep-chart"))
     for part in (studio, replay, bench, sweep):
         part.wait_for(timeout=120_000)
     studio.locator(".tslab-map").first.wait_for(timeout=60_000)
@@ -68,8 +70,10 @@ def _fit(lab, page) -> None:
         problems += _check(page, ".tslab-studio", "studio", width)
         studio.get_by_role("tab", name="schedules").click()
         problems += _check(page, ".tslab-studio", "studio-schedules", width)
+        studio.get_by_role("tab", name="GPU").click()
+        problems += _check(page, ".tslab-studio", "studio-gpu", width)
         problems += _check(page, ".tslab-replay", "replay", width)
-        problems += _check(page, ".tslab-bench-panel", "bench", width)
+        problems += _check(page, BENCH, "bench", width)
         problems += _check(page, ".tslab-sweep-chart", "sweep", width)
     if bench.locator(".tslab-bench-status", has_text="No GPU here").count():
         if bench.get_by_text("no GPU here: compile results only").count() != 1:
