@@ -36,18 +36,58 @@ export function summaryText(m: Memory, hasTmem: boolean): string {
 }
 
 const ROW = 22;
+/** Pixels per character of a map label (11 px monospace), and the most of a map's width labels may take. */
+const CHAR_PX = 6.7;
+const LABEL_SHARE = 0.45;
+
+/** A round step for an axis up to `reach`: 1, 2 or 5 times a power of ten, giving about `count` intervals. */
+export function niceStep(reach: number, count = 4): number {
+  const raw = Math.max(reach, 1) / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const m = raw / power;
+  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * power;
+}
+
+export interface Axis {
+  /** The axis' end: a round number at or past what it shows. */
+  max: number;
+  /** Round tick values from 0 to `max`. */
+  ticks: number[];
+  /** False when the usage is under a tenth of the capacity: the axis then spans the usage, the capacity is named. */
+  capacityShown: boolean;
+}
+
+/** The scale of a map: up to the capacity (or the usage past it), or zoomed to the usage when that is tiny. */
+export function axisFor(capacity: number, used: number): Axis {
+  const capacityShown = !(used > 0 && used < capacity / 10);
+  const reach = capacityShown ? Math.max(capacity, used, 1) : used;
+  const step = niceStep(reach);
+  const max = Math.ceil(reach / step) * step;
+  const ticks = Array.from({ length: Math.round(max / step) + 1 }, (_, i) => i * step);
+  return { max, ticks, capacityShown };
+}
+
+/** `text` cut to `chars` characters with an ellipsis (the whole label stays in its tooltip). */
+function fit(text: string, chars: number): string {
+  return text.length <= chars ? text : `${text.slice(0, Math.max(1, chars - 1))}\u2026`;
+}
 
 function chart(rows: Allocation[], capacity: number, used: number, unit: string, total: number): SVGElement {
-  const LABEL = Math.round(Math.min(240, total * 0.38));
-  const WIDTH = total - LABEL - 10;
+  const labels = rows.map(allocationLabel);
+  const longest = Math.max(...labels.map(l => l.length), 4);
+  const LABEL = Math.round(Math.min(longest * CHAR_PX + 12, total * LABEL_SHARE));
+  const chars = Math.floor((LABEL - 12) / CHAR_PX);
+  const WIDTH = total - LABEL - 16;
   const top = 16;
   const height = top + ROW * rows.length + 22;
-  const max = 1.05 * Math.max(capacity, used, 1);
-  const x = (v: number) => LABEL + (WIDTH * v) / max;
+  const axis = axisFor(capacity, used);
+  const x = (v: number) => LABEL + (WIDTH * Math.min(v, axis.max)) / axis.max;
   const svg = s('svg', { class: 'tslab-map', width: total, height, role: 'img' });
   rows.forEach((a, i) => {
     const y = top + i * ROW;
-    svg.appendChild(s('text', { x: LABEL - 6, y: y + 15, 'text-anchor': 'end', class: 'tslab-map-label' }, allocationLabel(a)));
+    svg.appendChild(
+      s('text', { x: LABEL - 6, y: y + 15, 'text-anchor': 'end', class: 'tslab-map-label' }, fit(labels[i], chars), s('title', {}, labels[i]))
+    );
     svg.appendChild(
       s(
         'rect',
@@ -69,12 +109,23 @@ function chart(rows: Allocation[], capacity: number, used: number, unit: string,
       )
     );
   });
-  const cx = x(capacity);
-  svg.appendChild(s('line', { x1: cx, x2: cx, y1: 4, y2: height - 20, stroke: FAULT_COLOUR, 'stroke-dasharray': '5,3', class: 'tslab-capacity' }));
-  svg.appendChild(s('text', { x: cx, y: 11, 'text-anchor': 'end', fill: FAULT_COLOUR, class: 'tslab-capacity-label' }, `capacity ${num(capacity)}`));
+  if (axis.capacityShown) {
+    const cx = x(capacity);
+    svg.appendChild(s('line', { x1: cx, x2: cx, y1: 4, y2: height - 20, stroke: FAULT_COLOUR, 'stroke-dasharray': '5,3', class: 'tslab-capacity' }));
+    svg.appendChild(s('text', { x: cx, y: 11, 'text-anchor': 'end', fill: FAULT_COLOUR, class: 'tslab-capacity-label' }, `capacity ${num(capacity)}`));
+  } else {
+    const share = Math.max(1, Math.round((100 * used) / capacity));
+    svg.appendChild(
+      s('text', { x: LABEL + WIDTH, y: 11, 'text-anchor': 'end', fill: FAULT_COLOUR, class: 'tslab-capacity-label tslab-off-scale' }, `capacity ${num(capacity)} \u2192 (off this scale: ${share}% used)`)
+    );
+  }
   svg.appendChild(s('line', { x1: LABEL, x2: LABEL + WIDTH, y1: height - 18, y2: height - 18, stroke: '#8c959f' }));
-  svg.appendChild(s('text', { x: LABEL, y: height - 4, class: 'tslab-tick' }, `0 ${unit}`));
-  svg.appendChild(s('text', { x: LABEL + WIDTH, y: height - 4, 'text-anchor': 'end', class: 'tslab-tick' }, `${num(Math.round(max))} ${unit}`));
+  axis.ticks.forEach((t, i) => {
+    const last = i === axis.ticks.length - 1;
+    const anchor = i === 0 ? 'start' : last ? 'end' : 'middle';
+    svg.appendChild(s('line', { x1: x(t), x2: x(t), y1: height - 18, y2: height - 14, stroke: '#8c959f' }));
+    svg.appendChild(s('text', { x: x(t), y: height - 4, 'text-anchor': anchor, class: 'tslab-tick' }, last ? `${num(t)} ${unit}` : num(t)));
+  });
   return svg;
 }
 

@@ -1,0 +1,46 @@
+// The memory map's scale and labels, on recorded verdicts: round ticks, the capacity marked, no label cut off.
+import { describe, expect, it } from 'vitest';
+import { axisFor, createLayoutMap, niceStep } from '../src/views/layout';
+import { fixture } from './helpers';
+
+const ticks = (node: Element) => [...node.querySelectorAll('.tslab-tick')].map(t => t.textContent);
+
+describe('memory map scale', () => {
+  it('steps by 1, 2 or 5 times a power of ten', () => {
+    expect([niceStep(232448), niceStep(1088), niceStep(512), niceStep(7)]).toEqual([100000, 500, 200, 2]);
+  });
+
+  it('ends at a round number past the capacity when the usage is a fair share of it (gemm_sm90)', () => {
+    const v = fixture('verdict_gemm_sm90.json');
+    const node = createLayoutMap(v.layout, v.memory, { summary: false });
+    expect(ticks(node)).toEqual(['0', '100,000', '200,000', '300,000 B']); // not "0 .. 244,070 B"
+    const line = node.querySelector('.tslab-capacity')!;
+    const width = Number(node.querySelector('svg')!.getAttribute('width'));
+    expect(Number(line.getAttribute('x1'))).toBeGreaterThan(0);
+    expect(Number(line.getAttribute('x1'))).toBeLessThan(width);
+  });
+
+  it('zooms to a tiny usage and names the capacity off the scale (a 1 KiB ring in 227 KiB)', () => {
+    expect(axisFor(232448, 1088)).toEqual({ max: 1500, ticks: [0, 500, 1000, 1500], capacityShown: false });
+    const v = fixture('verdict_demo_deadlock.json'); // a 1-stage ring: 16,400 of 232,448 B
+    expect(v.memory.smem_used).toBeLessThan(v.memory.smem_capacity / 10);
+    const node = createLayoutMap(v.layout, v.memory, {});
+    expect(node.querySelector('.tslab-capacity')).toBeNull();
+    expect(node.querySelector('.tslab-off-scale')!.textContent).toBe('capacity 232,448 \u2192 (off this scale: 7% used)');
+    expect(ticks(node)).toEqual(['0', '5,000', '10,000', '15,000', '20,000 B']);
+  });
+
+  it('keeps every label whole, or cut with an ellipsis and whole in its tooltip, inside the drawing', () => {
+    const v = fixture('verdict_gemm_sm90.json');
+    for (const width of [380, 540, 770]) {
+      const node = createLayoutMap(v.layout, v.memory, { width });
+      for (const label of node.querySelectorAll('.tslab-map-label')) {
+        const whole = label.querySelector('title')!.textContent!;
+        const shown = label.firstChild!.textContent!;
+        const x = Number(label.getAttribute('x'));
+        expect(shown.length * 6.7).toBeLessThanOrEqual(x + 1); // the text, right-aligned at x, starts inside the svg
+        expect(shown === whole || (shown.endsWith('\u2026') && whole.startsWith(shown.slice(0, -1)))).toBe(true);
+      }
+    }
+  });
+});
