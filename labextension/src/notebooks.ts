@@ -70,9 +70,25 @@ export function checkFileCells(file: string, fn: string, args: string): string[]
   ];
 }
 
-/** A notebook with a Studio on a catalog kernel. */
-export function designNotebookCells(kernel: string): string[] {
+/** A cell: Python source, or a markdown cell that says what the notebook is for. */
+export type Cell = string | { markdown: string };
+
+/** The kernel "New design notebook" offers first: one with pipelines and a schedule to edit. */
+export const FIRST_KERNEL = 'tma_copy';
+
+/** `FIRST_KERNEL` when the catalog has it, else the catalog's first kernel. */
+export function defaultKernel(names: string[]): string {
+  return names.includes(FIRST_KERNEL) ? FIRST_KERNEL : names[0];
+}
+
+/** A notebook with a Studio on a catalog kernel, opening with a line on what to do with it. */
+export function designNotebookCells(kernel: string): Cell[] {
   return [
+    {
+      markdown:
+        `# A tslab Studio on \`${kernel}\`\n\nEdit its pipelines and schedules on the left: every edit is checked by TS at once, ` +
+        'and the verdict, memory map and swimlane on the right follow it. The GPU tab compiles the design on show.'
+    },
     `import tslab\nfrom tslab.kernels import design\nfrom tslab.widgets import Studio`,
     `studio = Studio(design(${pyString(kernel)}))\nstudio`
   ];
@@ -85,9 +101,13 @@ export function openDesignCells(file: string | null, json: string): string[] {
 }
 
 /** nbformat 4 JSON of code cells, with the Python 3 kernelspec (so Lab asks for no kernel). */
-export function notebookJSON(cells: string[]): Record<string, unknown> {
+export function notebookJSON(cells: Cell[]): Record<string, unknown> {
   return {
-    cells: cells.map(source => ({ cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source })),
+    cells: cells.map(cell =>
+      typeof cell === 'string'
+        ? { cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: cell }
+        : { cell_type: 'markdown', metadata: {}, source: cell.markdown }
+    ),
     metadata: {
       kernelspec: { display_name: 'Python 3 (ipykernel)', language: 'python', name: 'python3' },
       language_info: { name: 'python' }

@@ -9,7 +9,7 @@ import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
 import { Widget } from '@lumino/widgets';
 import catalog from './catalog.json';
-import { checkFileCells, designNotebookCells, jitFunctions, notebookJSON, openDesignCells } from './notebooks';
+import { type Cell, checkFileCells, defaultKernel, designNotebookCells, jitFunctions, notebookJSON, openDesignCells } from './notebooks';
 import { OPEN_DESIGN_EVENT, OpenDesignDetail } from './views/design';
 
 const CATEGORY = 'tslab';
@@ -31,9 +31,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       label: 'New design notebook',
       caption: 'A notebook with a tslab Studio on a catalog kernel',
       execute: async args => {
-        const kernel = (args.kernel as string | undefined) ?? (await pick('New design notebook', 'kernel', catalog.map(k => [k.name, `${k.name}: ${k.summary}`])));
+        const kernel = (args.kernel as string | undefined) ?? (await pick('New design notebook', 'kernel', catalog.map(k => [k.name, `${k.name}: ${k.summary}`]), defaultKernel(catalog.map(k => k.name))));
         if (kernel) {
-          await createNotebook(app, here(), kernel, designNotebookCells(kernel), false);
+          await createNotebook(app, here(), kernel, designNotebookCells(kernel), true); // run: the Studio is drawn at once
         }
       }
     });
@@ -155,12 +155,15 @@ class CheckBody extends Widget implements Dialog.IBodyWidget<{ fn: string; args:
   private args: HTMLInputElement;
 }
 
-async function pick(title: string, what: string, options: [string, string][]): Promise<string | null> {
+async function pick(title: string, what: string, options: [string, string][], first?: string): Promise<string | null> {
   const body = new Widget();
   const select = document.createElement('select');
   select.setAttribute('aria-label', what);
   for (const [value, text] of options) {
     select.add(new Option(text, value));
+  }
+  if (first !== undefined) {
+    select.value = first;
   }
   body.node.append(select);
   const result = await showDialog({ title, body, buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Create' })] });
@@ -169,7 +172,7 @@ async function pick(title: string, what: string, options: [string, string][]): P
 
 /** Write a notebook of `cells` as `dir/<stem>.ipynb` (or `<stem>-1.ipynb`, ... when taken), open it, and (with
  * `run`) run it once its kernel is ready. */
-async function createNotebook(app: JupyterFrontEnd, dir: string, stem: string, cells: string[], run: boolean): Promise<void> {
+async function createNotebook(app: JupyterFrontEnd, dir: string, stem: string, cells: Cell[], run: boolean): Promise<void> {
   const contents = app.serviceManager.contents;
   const path = await freePath(app, dir, stem, '.ipynb');
   await contents.save(path, { type: 'notebook', format: 'json', content: notebookJSON(cells) });

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkFileCells, designNotebookCells, jitFunctions, notebookJSON, openDesignCells, standInArgs } from '../src/notebooks';
+import { checkFileCells, defaultKernel, designNotebookCells, jitFunctions, notebookJSON, openDesignCells, standInArgs } from '../src/notebooks';
 import { ROOT } from './helpers';
 
 describe('kernel files', () => {
@@ -26,7 +26,14 @@ describe('kernel files', () => {
 
 describe('design notebooks', () => {
   it('puts a Studio on a catalog kernel or on a saved design', () => {
-    expect(designNotebookCells('gemm_sm90')[1]).toBe('studio = Studio(design("gemm_sm90"))\nstudio');
+    const cells = designNotebookCells('gemm_sm90');
+    expect(cells[2]).toBe('studio = Studio(design("gemm_sm90"))\nstudio');
+    // It opens with a line on what the notebook is for, not with two unexplained code cells.
+    const nb = notebookJSON(cells) as { cells: { cell_type: string; source: string }[] };
+    expect(nb.cells.map(c => c.cell_type)).toEqual(['markdown', 'code', 'code']);
+    expect(nb.cells[0].source).toMatch(/^# A tslab Studio on `gemm_sm90`/);
+    expect(defaultKernel(['grid_stride_copy', 'tma_copy', 'gemm_sm90'])).toBe('tma_copy'); // something to edit
+    expect(defaultKernel(['grid_stride_copy'])).toBe('grid_stride_copy');
     expect(openDesignCells('gemm.tslab.json', '{}')[1]).toBe('studio = Studio(tslab.Design.from_json(open("gemm.tslab.json").read()))\nstudio');
     expect(openDesignCells(null, '{"kernel": "tma_copy"}')[1]).toBe('studio = Studio(tslab.Design.from_json("{\\"kernel\\": \\"tma_copy\\"}"))\nstudio');
   });
