@@ -34,6 +34,12 @@ class Issue:
 class TslabError(Exception):
     """Base class of every error tslab raises on purpose."""
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython and Jupyter show for it: the message, which names the place and the fix, without tslab's
+        own frames (a five-frame traceback through tslab's internals buried it). ``%tb`` or ``exc.__traceback__``
+        still have the frames."""
+        return [f"\x1b[0;31m{type(self).__name__}\x1b[0m: {self}"]
+
 
 class TslabWarning(UserWarning):
     """Warnings tslab emits (treated as errors in tslab's own tests)."""

@@ -1,7 +1,7 @@
 """The tslab widgets fit JupyterLab at 1600 and 1000 px wide: nothing sticks out, overlaps or is clipped.
 
-One generated notebook shows a Studio (its editor tabs and its GPU tab), a ReplayPlayer of a deadlock, a BenchPanel and the
-SweepChart of tutorial 08's recorded GEMM sweep.
+One generated notebook shows a Studio (its editor tabs and its GPU tab), a ReplayPlayer of a deadlock, a BenchPanel
+and the SweepChart of tutorial 08's recorded GEMM sweep.
 Screenshots of each width go to ``test-artifacts/layout-<part>-<width>.png``.
 """
 
