@@ -165,7 +165,7 @@ def test_the_studios_gpu_tab_acts_on_the_studios_design_after_every_edit():
 
     studio = Studio(tma_copy.design(), debounce=0)
     try:
-        tabs = studio.children[0].children[0]
+        tabs = studio.editors
         assert tabs.titles[-1] == "GPU" and tabs.children[-1] is studio.bench_panel
         studio.pipeline_editor.set("smem_ring", "num_stages", 2)
         studio.wait()

@@ -1,4 +1,5 @@
-"""Typing into the Studio's num_stages field by hand: a number that is not whole is refused where it was typed."""
+"""Typing into the Studio's num_stages field by hand at 1000 px: a number that is not whole is refused where it was
+typed, the badge stays in sight and says it shows the last valid design, and a valid number clears both."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ def test_typing_2_5_is_refused_at_the_field_and_the_badge_stays(lab, lab_page):
     from playwright.sync_api import expect
 
     page = lab_page
+    page.set_viewport_size({"width": 1000, "height": 900})
     try:
         open_and_run(page, lab, "01_pipelines.ipynb")
         studio = page.locator(".tslab-studio")
@@ -27,6 +29,7 @@ def test_typing_2_5_is_refused_at_the_field_and_the_badge_stays(lab, lab_page):
 
         box = studio.locator(".tslab-field-num_stages input")
         box.click()
+        _in_view(page, badge, "the badge, while num_stages is focused")
         page.keyboard.press("Control+A")
         page.keyboard.type("2.5")
         page.keyboard.press("Enter")
@@ -38,9 +41,28 @@ def test_typing_2_5_is_refused_at_the_field_and_the_badge_stays(lab, lab_page):
         page.wait_for_timeout(1_000)  # a wrongly applied edit would re-check within the debounce
         expect(badge).to_have_attribute("data-status", "SAFE")
         assert entries.count() == count
+        expect(studio.locator(".tslab-field-num_stages.tslab-invalid")).to_have_count(1)
+        expect(studio.locator(".tslab-studio-badge .tslab-stale")).to_contain_text("the last valid design")
+        _in_view(page, badge, "the badge, after the refusal")
         error.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "lab-field-refused.png"))
+
+        box.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("3")
+        page.keyboard.press("Enter")
+        expect(studio.locator(".tslab-studio-badge .tslab-stale")).to_have_count(0, timeout=30_000)
+        expect(studio.locator(".tslab-field-num_stages.tslab-invalid")).to_have_count(0)
+        expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
+        expect(entries).to_have_count(count + 1, timeout=30_000)
+        page.screenshot(path=str(ARTIFACTS / "lab-field-valid-again.png"))
         assert page.console_errors == []
     except Exception:
         page.screenshot(path=str(ARTIFACTS / "lab-field-refused-failure.png"))
         raise
+
+
+def _in_view(page, locator, what: str) -> None:
+    box = locator.bounding_box()
+    height = page.viewport_size["height"]
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height, f"{what} is out of view: {box}"

@@ -1,5 +1,5 @@
-"""``Studio``: both editors and a GPU tab on the left; the verdict, memory map, schedule swimlane and history on
-the right.
+"""``Studio``: the verdict on top; both editors and a GPU tab on the left; the memory map, schedule swimlane and
+history on the right.
 
 Every accepted edit becomes the current design at once and is re-checked in the background (debounced;
 a newer edit supersedes a running check). ``wait()`` blocks until the newest design's verdict is shown. The GPU
@@ -113,13 +113,16 @@ class Studio(widgets.HBox):
         self._history_box.add_class("tslab-studio-history")
         self.bench_panel = BenchPanel(design, fields=False, inputs=inputs, reference=reference, outputs=outputs,
                                       baseline=baseline)
-        editors = widgets.Tab(children=[self.pipeline_editor, self.schedule_editor, self.bench_panel])
-        editors.titles = ("pipelines", "schedules", "GPU")
-        right = widgets.VBox([self._badge, self._states, self.layout_chart, widgets.HTML("<b>schedule</b>"),
+        self.editors = widgets.Tab(children=[self.pipeline_editor, self.schedule_editor, self.bench_panel])
+        self.editors.titles = ("pipelines", "schedules", "GPU")
+        # The verdict heads the Studio, above both columns: in sight of the field being typed in at any width.
+        header = widgets.VBox([self._badge, self._states], layout=widgets.Layout(flex="1 1 100%", min_width="0"))
+        header.add_class("tslab-studio-header")
+        right = widgets.VBox([self.layout_chart, widgets.HTML("<b>schedule</b>"),
                               self._swimlane, self._counterexample, widgets.HTML("<b>history</b>"),
                               self._history_box], layout=widgets.Layout(flex="1 1 520px", min_width="0"))
-        left = widgets.VBox([editors], layout=widgets.Layout(flex="1 1 440px", min_width="0"))
-        self.children = [left, right]
+        left = widgets.VBox([self.editors], layout=widgets.Layout(flex="1 1 440px", min_width="0"))
+        self.children = [header, left, right]
         self.layout.flex_flow = "row wrap"  # side by side when there is room, stacked when not
         self.add_class("tslab-studio")
         self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce,
