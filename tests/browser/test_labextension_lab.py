@@ -110,7 +110,9 @@ def test_saved_tutorial_replays_its_deadlock_without_a_kernel(page):
     race.get_by_role("button", name="last step").click()
     expect(race.locator(".tslab-player-caption")).to_contain_text("RACE: ")
     assert page.get_by_text("No Kernel").count() >= 1  # the kernel never started: the outputs alone
-    assert interactive < 2.0, f"{interactive:.2f} s from opening the notebook to a player that steps"
+    # A bound against a player that waits for something that never comes (a kernel, a widget model), not a speed
+    # target: about 1 s on an idle 2-core machine, 3.3 s seen on a loaded one.
+    assert interactive < 10.0, f"{interactive:.2f} s from opening the notebook to a player that steps"
     assert _our_errors(page) == []
 
 
