@@ -175,3 +175,11 @@ def test_the_studios_gpu_tab_acts_on_the_studios_design_after_every_edit():
         assert studio.bench_panel.design.to_json() == studio.history[0].to_json()
     finally:
         studio.close()
+
+
+def test_a_given_design_without_gpu_rules_gets_plain_fields_not_a_crash():
+    from tslab.kernels import design
+
+    p = BenchPanel(design("demo_race"), arch="sm_90a")  # a CPU-only teaching design: no RULES, no menus
+    assert set(p._param_inputs) == set(design("demo_race").params)
+    assert BenchPanel(design("gemm_sm90"), arch="sm_90a")._param_inputs["raster"].options == ("grouped", "row")

@@ -22,6 +22,7 @@ from cutlass import cute
 from cutlass import tensor_utils as utils
 
 from .gemm_sm90 import RASTER_GROUP, TORCH_DTYPES, Geometry, make_tasks, validate
+from .rules import cutlass_dtype
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
 
@@ -175,7 +176,7 @@ def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False) -> t
     from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
 
     m, n, k = shape
-    dt = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16}[dtype]
+    dt = cutlass_dtype(dtype)
 
     def make(rows: Any, cols: Any, divisibility: tuple[int, int]) -> Any:
         if dynamic:

@@ -29,7 +29,7 @@ from ..gpu import compile as gpu_compile
 from ..gpu import export as gpu_export
 from ..gpu import profile as gpu_profile
 from ..gpu.timeline import Timeline
-from ..kernels import gpu_kernels, kernel_module
+from ..kernels import gpu_kernels, kernel_module, kernel_rules
 
 ARCHES = ("sm_90a", "sm_100a")
 PTX_EXCERPT_LINES = 24
@@ -154,14 +154,11 @@ class BenchPanel(widgets.VBox):
     def _show_params(self, values: dict[str, Any]) -> None:
         """One field per kernel parameter (knob): a checkbox, a menu of the kernel's ``RULES.choices``, or a number."""
         if self._base is not None:
-            defaults, choices = self._field_values(self._base), {}
-            if not self._captured:
-                choices = kernel_module(self._base.kernel).RULES.choices
+            defaults = self._field_values(self._base)
         else:
-            module = kernel_module(self._kernel.value)
-            defaults = module.PARAMS
-            rules = getattr(module, "RULES", None)
-            choices = rules.choices if rules is not None else {}
+            defaults = kernel_module(self._kernel.value).PARAMS
+        rules = None if self._captured else kernel_rules(self._kernel.value)
+        choices = rules.choices if rules is not None else {}
         unknown = sorted(set(values) - set(defaults))
         if unknown:
             raise self._no_such_param(unknown[0], defaults)
