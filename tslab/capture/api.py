@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -58,6 +59,7 @@ def capture_all(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", t
     if not callable(host_fn):
         raise TslabError(f"capture: host_fn={host_fn!r} is not callable; pass the @cute.jit host function")
     label = name or _label(host_fn)
+    _check_arguments(host_fn, label, args, kwargs)
     result = trace_call(host_fn, args, kwargs, arch=arch, timeout=timeout, label=label, frontend=frontend,
                         options=options, edits=_edits)
     if _retrace:
@@ -67,6 +69,27 @@ def capture_all(host_fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", t
                           file_text=text, function=function, frontend=frontend, options=options, timeout=timeout)
     remember(source.cache_key(Edits()), result)
     return _with_sources(result, source)
+
+
+def _check_arguments(host_fn: Callable[..., Any], label: str, args: tuple, kwargs: dict) -> None:
+    """Refuse arguments the host function's signature cannot take, before tracing (the DSL's own message then
+    points into tslab's tracing code, not at the call)."""
+    try:
+        signature = inspect.signature(host_fn)
+    except (TypeError, ValueError):  # no Python signature to hold the call to: the trace will say
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        given = ", ".join([*(_short(a) for a in args), *(f"{k}={_short(v)}" for k, v in kwargs.items())]) or "nothing"
+        raise TslabError(f"capture of '{label}': the arguments do not fit {label}{signature}: {exc} (given: "
+                         f"{given}); pass one value per parameter, e.g. fake.tensor('float16', (rows, cols)) for a "
+                         "cute.Tensor") from None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def capture_call(fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeout: float = 600.0,
