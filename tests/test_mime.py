@@ -84,3 +84,33 @@ def test_timeline_bundles_follow_their_schema(name):
     capped = timeline.to_mime(max_ranges=50)
     assert len(capped["ranges"]) <= 60 and capped["shown_until_ns"] < capped["total_ns"]
     _validator("timeline").validate(_saved(capped))
+
+
+def test_a_studio_output_keeps_the_design_it_shows_with_that_designs_verdict(monkeypatch):
+    from tslab.widgets import Studio
+
+    updates = []
+
+    class Handle:
+        def update(self, bundle, raw):
+            updates.append(bundle)
+
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: Handle())
+    studio = Studio(design("tma_copy"), debounce=0.01)
+    studio._ipython_display_()  # displayed on its own: it keeps its output current
+    first = studio._repr_mimebundle_()[mime.DESIGN]
+    _validator("design").validate(first)
+    assert first["widget"] == "Studio" and first["verdict"]["status"] == "SAFE"
+    studio.pipeline_editor.set("smem_ring", "num_stages", 5)
+    studio.wait(10)
+    saved = updates[-1][mime.DESIGN]
+    _validator("design").validate(saved)
+    assert saved["pipelines"]["smem_ring"]["num_stages"] == 5
+    shown = {k: v for k, v in saved.items() if k not in ("verdict", "widget")}
+    assert saved["verdict"]["design"] == shown  # the verdict is that design's, never an earlier one's
+    assert "application/vnd.jupyter.widget-view+json" in updates[-1]
+    count = len(updates)
+    studio._views.request()
+    studio.wait(1)
+    assert len(updates) == count  # nothing new drawn: the output is not rewritten
+    studio.close()

@@ -41,7 +41,8 @@ def test_history_reverts_with_one_click_and_keeps_everything():
     studio.wait(10)
     assert studio.history.labels() == ["start", "smem_ring.num_stages 4 -> 20",
                                        "StoreTask: moved gmem_out.ProducerWork(store) down into Tail"]
-    studio._history_box.children[0].click()
+    view = studio.history_view
+    view._message(view, {"kind": "revert", "index": 0})  # a click on entry #0
     studio.wait(10)
     assert studio.design == design("tma_copy") and studio.verdict.status == "SAFE"
     assert studio.pipeline_editor.control("smem_ring", "num_stages").value == "4"
@@ -140,25 +141,30 @@ def test_a_misread_stage_count_is_refused_and_leaves_no_history_entry():
     assert "not a whole number" in studio.pipeline_editor.message("smem_ring", "num_stages")
 
 
-def test_undo_and_redo_move_through_history_instead_of_adding_entries():
+def test_one_history_undo_and_redo_walk_every_editors_edits_without_adding_entries():
     studio = Studio(design("tma_copy"), debounce=0.01)
     editor = studio.schedule_editor
     editor.move("StoreTask", 3, "Tail", 0)
     studio.pipeline_editor.set("smem_ring", "num_stages", 5)
+    moved = studio.history[1]
     assert len(studio.history) == 3 and studio.history.current == 2
-    editor.undo()  # back to the design before the move, with 5 stages: not in history yet, so it is added
-    assert len(studio.history) == 4
-    editor.redo()
-    assert len(studio.history) == 4 and studio.history.current == 2 and studio.design == studio.history[2]
+    assert editor.undo()  # the schedule editor's undo is the Studio's: it undoes the last edit, the stages
+    assert len(studio.history) == 3 and studio.history.current == 1 and studio.design is moved
+    assert studio.pipeline_editor.control("smem_ring", "num_stages").value == "4"
+    assert studio.undo() and studio.design == design("tma_copy") and studio.history.current == 0
+    assert not studio.undo()
+    assert studio.redo() and studio.redo() and studio.history.current == 2 and not studio.redo()
+    studio.undo()
+    studio.pipeline_editor.set("smem_ring", "num_stages", 6)  # an edit after an undo: a new branch from #1
+    assert len(studio.history) == 4 and studio.history.parents[3] == 1 and not studio.redo()
+    assert studio.undo() and studio.design is moved  # back along the branch, not to the undone #2
+    view = studio.history_view
+    view._message(view, {"kind": "redo"})  # the front end's button (or Ctrl+Shift+Z)
     studio.wait(10)
-    editor.move("StoreTask", 1, "Loop", 0)
-    editor.undo()
-    assert studio.history.current == 2 and len(studio.history) == 5
-    editor.redo()
-    assert studio.history.current == 4 and len(studio.history) == 5
-    editor.undo()
-    studio.wait(10)
-    assert [b.button_style for b in studio._history_box.children] == ["", "", "info", "", ""]
+    assert studio.history.current == 3 and studio.verdict.design is studio.design
+    assert [e["current"] for e in view.entries] == [False, False, False, True]
+    assert view.can_undo and not view.can_redo
+    assert editor._undo_button.layout.display == "none"  # no history of its own
 
 
 def test_history_labels_say_what_changed():
@@ -235,3 +241,20 @@ def test_a_refused_field_gets_a_red_border_and_the_badge_says_it_shows_the_last_
         assert studio.design.pipelines()["smem_ring"]["num_stages"] == 3
     finally:
         studio.close()
+
+
+def test_a_ring_clicked_in_the_flow_diagram_marks_its_pipeline_panel():
+    studio = Studio(design("gemm_sm90"), debounce=0.01)
+    flow = studio.flow
+    assert flow.rings == studio.verdict.to_mime()["rings"]
+    assert set(flow.rings) == {"smem_ab", "smem_epi"} and flow.rings["smem_ab"]["num_stages"] == 3
+    studio.editors.selected_index = 1
+    flow._message(flow, {"kind": "select", "resource": "smem_epi"})
+    assert studio.editors.selected_index == 0 and flow.selected == "smem_epi"
+    marked = [p for p in studio.pipeline_editor._panels.values() if "tslab-selected" in p._dom_classes]
+    assert [p for p in marked if "tslab-panel-smem_epi" in p._dom_classes] == marked and len(marked) == 1
+    studio.pipeline_editor.set("smem_ab", "num_stages", 4)  # the panels are rebuilt: the mark stays
+    studio.wait(10)
+    assert flow.rings["smem_ab"]["num_stages"] == 4
+    assert "tslab-selected" in studio.pipeline_editor._panels["smem_epi"]._dom_classes
+    studio.close()

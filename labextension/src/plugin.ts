@@ -1,15 +1,19 @@
 /**
  * The JupyterLab plugin: a "tslab" launcher section (a new design notebook on a catalog kernel, the
- * tutorials), "Check with tslab..." on `.py` files in the file browser, and "Open in a notebook" for designs.
+ * tutorials), "Check with tslab..." on `.py` files in the file browser, "Open in a notebook" for designs, and
+ * in every notebook the renderer that shows a tslab widget's saved output when its live model is gone.
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 import catalog from './catalog.json';
 import { type Cell, checkFileCells, defaultKernel, designNotebookCells, jitFunctions, notebookJSON, openDesignCells } from './notebooks';
+import { studioIcon, tutorialsIcon } from './icons';
+import { addLiveOrSaved } from './renderers/live';
 import { OPEN_DESIGN_EVENT, OpenDesignDetail } from './views/design';
 
 const CATEGORY = 'tslab';
@@ -24,12 +28,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: 'tslab:plugin',
   description: 'tslab launcher section and commands.',
   autoStart: true,
-  optional: [ILauncher, IDefaultFileBrowser, ILayoutRestorer],
-  activate: (app: JupyterFrontEnd, launcher: ILauncher | null, browser: IDefaultFileBrowser | null) => {
+  optional: [ILauncher, IDefaultFileBrowser, ILayoutRestorer, INotebookTracker],
+  activate: (app: JupyterFrontEnd, launcher: ILauncher | null, browser: IDefaultFileBrowser | null, _restorer: ILayoutRestorer | null, notebooks: INotebookTracker | null) => {
+    // tslab widgets' outputs: live while the kernel has their model, their saved payload otherwise
+    notebooks?.widgetAdded.connect((_, panel) => addLiveOrSaved(panel.content.rendermime));
     const here = () => browser?.model.path ?? '';
     app.commands.addCommand(CommandIDs.newDesign, {
       label: 'New design notebook',
       caption: 'A notebook with a tslab Studio on a catalog kernel',
+      icon: studioIcon,
       execute: async args => {
         const kernel = (args.kernel as string | undefined) ?? (await pick('New design notebook', 'kernel', catalog.map(k => [k.name, `${k.name}: ${k.summary}`]), defaultKernel(catalog.map(k => k.name))));
         if (kernel) {
@@ -40,6 +47,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.commands.addCommand(CommandIDs.tutorials, {
       label: 'Tutorials',
       caption: 'Open the tslab tutorials',
+      icon: tutorialsIcon,
       execute: async () => {
         const contents = app.serviceManager.contents;
         for (const dir of ['notebooks', '']) {

@@ -96,7 +96,7 @@ describe('verdict renderer', () => {
       ['epi_buf', '#54a24b']
     ]);
     expect(node.querySelector('.tslab-capacity-label')!.textContent).toBe('capacity 232,448');
-    const lanes = [...node.querySelectorAll('.tslab-swimlane tr')].map(tr => [tr.querySelector('th')!.textContent, tr.querySelectorAll('td').length]);
+    const lanes = [...node.querySelectorAll<HTMLElement>('.tslab-lane')].map(l => [l.dataset.task, l.querySelectorAll('.tslab-step').length]);
     expect(lanes).toEqual([
       ['LoadTask', 4],
       ['MmaTask', 9],

@@ -64,7 +64,7 @@ describe('the swimlane widget host', () => {
     const verdict = fixture('verdict_gemm_sm90.json');
     const saved = new RenderedVerdict({ mimeType: VERDICT } as any);
     await saved.renderModel(mimeModel(VERDICT, verdict));
-    const model = fakeModel({ schedule: verdict.schedule });
+    const model = fakeModel({ schedule: verdict.schedule, tasks: verdict.tasks, editable: false, version: 1 });
     const el = document.createElement('div');
     swimlane.render({ model, el });
     expect(el.querySelector('.tslab-swimlane')!.outerHTML).toBe(saved.node.querySelector('.tslab-swimlane')!.outerHTML);

@@ -67,8 +67,12 @@ OVERFLOW_JS = """
       } else if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible') {
         found.push('clips its content: ' + name(e));
       } else if (e.parentElement && e !== root) {
-        const p = e.parentElement.getBoundingClientRect();
-        if (r.right > p.right + 1 && getComputedStyle(e.parentElement).overflowX === 'visible') {
+        let parent = e.parentElement;  // a display: contents box has no box of its own: its parent's counts
+        while (parent !== root && parent.parentElement && getComputedStyle(parent).display === 'contents') {
+          parent = parent.parentElement;
+        }
+        const p = parent.getBoundingClientRect();
+        if (r.right > p.right + 1 && getComputedStyle(parent).overflowX === 'visible') {
           found.push('overflows its container: ' + name(e));
         }
       }

@@ -1,5 +1,6 @@
 """Typing into the Studio's num_stages field by hand at 1000 px: a number that is not whole is refused where it was
-typed, the badge stays in sight and says it shows the last valid design, and a valid number clears both."""
+typed, the badge stays in sight and says it shows the last valid design, and a valid number clears both; undo
+and redo (the buttons and Ctrl+Z / Ctrl+Shift+Z) walk the one history, the badge following each step."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def test_typing_2_5_is_refused_at_the_field_and_the_badge_stays(lab, lab_page):
         studio.scroll_into_view_if_needed()
         badge = studio.locator(".tslab-studio-badge .tslab-badge")
         expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
-        entries = studio.locator(".tslab-studio-history button")
+        entries = studio.locator(".tslab-history-entry")
         count = entries.count()
 
         box = studio.locator(".tslab-field-num_stages input")
@@ -56,6 +57,29 @@ def test_typing_2_5_is_refused_at_the_field_and_the_badge_stays(lab, lab_page):
         expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
         expect(entries).to_have_count(count + 1, timeout=30_000)
         page.screenshot(path=str(ARTIFACTS / "lab-field-valid-again.png"))
+
+        # 3 stages -> 40 by hand: over the SMEM capacity; then undo and redo, by key and by button.
+        box.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("40")
+        page.keyboard.press("Enter")
+        expect(badge).to_have_attribute("data-status", "CAPACITY", timeout=30_000)
+        current = studio.locator(".tslab-history-current")
+        expect(current).to_contain_text("smem_ring.num_stages 3 -> 40")
+        studio.locator(".tslab-lane .tslab-step").first.focus()  # the keys act outside a text field
+        page.keyboard.press("Control+z")
+        expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
+        expect(box).to_have_value("3", timeout=30_000)
+        expect(current).to_contain_text("-> 3")
+        page.screenshot(path=str(ARTIFACTS / "lab-field-undone.png"))
+        page.keyboard.press("Control+Shift+z")
+        expect(badge).to_have_attribute("data-status", "CAPACITY", timeout=30_000)
+        expect(box).to_have_value("40", timeout=30_000)
+        studio.locator(".tslab-history-undo").click()
+        expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
+        expect(entries).to_have_count(count + 2)  # undo and redo walk the history; they add no entry
+        _in_view(page, badge, "the badge, after undo")
+        page.screenshot(path=str(ARTIFACTS / "lab-field-redone-and-undone.png"))
         assert page.console_errors == []
     except Exception:
         page.screenshot(path=str(ARTIFACTS / "lab-field-refused-failure.png"))

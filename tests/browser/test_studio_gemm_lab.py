@@ -47,5 +47,33 @@ def _drive(lab, page) -> None:
     expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
     expect(summary).to_have_text(before)
 
+    # The swimlane: head | loop | tail aligned across the lanes, each step with the item it refers to.
+    lanes = studio.locator(".tslab-widget-swimlane")
+    expect(lanes.locator(".tslab-lane-heading")).to_have_count(4)
+    release = lanes.locator('.tslab-lane[data-task="MmaTask"] .tslab-step[data-section="loop"][data-counter="release"]')
+    expect(release).to_contain_text("release k")
+    loop_x = [box["x"] for box in (lanes.locator(f'.tslab-lane[data-task="{t}"] .tslab-section-loop').bounding_box()
+                                   for t in ("LoadTask", "MmaTask", "EpilogueTask"))]
+    assert max(loop_x) - min(loop_x) < 1, loop_x  # the loop column starts at one x in every lane
+    release.focus()
+    release.press("Alt+ArrowLeft")  # the release before the trip's wgmma: one history entry, re-checked
+    current = studio.locator(".tslab-history-current")
+    expect(current).to_contain_text("MmaTask: moved smem_ab.ConsumerRelease up", timeout=30_000)
+    expect(release).to_have_attribute("data-index", "1", timeout=30_000)  # the lanes show the moved design
+    page.screenshot(path=str(ARTIFACTS / "gemm-3-moved.png"))
+    lanes.locator('.tslab-lane[data-task="MmaTask"] .tslab-step').first.focus()
+    page.keyboard.press("Control+z")  # the Studio's one history, from the keyboard
+    expect(current).not_to_contain_text("MmaTask: moved", timeout=30_000)
+    expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
+    expect(release).to_have_attribute("data-index", "2")
+    page.screenshot(path=str(ARTIFACTS / "gemm-4-undone.png"))
+
+    # The verdict stays in sight while a field far down the editors is being typed in.
+    last_field = studio.locator(".tslab-field-consumer_wait_signaling_threads").last
+    last_field.scroll_into_view_if_needed()
+    viewport = page.viewport_size
+    top = studio.locator(".tslab-studio-header").bounding_box()
+    assert top is not None and top["y"] >= 0 and top["y"] + top["height"] <= viewport["height"], top
+
     assert page.get_by_text("Error displaying widget").count() == 0
     assert page.console_errors == []

@@ -22,7 +22,7 @@ from .blueprint import DEFAULT_SMEM_CAPACITY, DEFAULT_TMEM_CAPACITY, Lowered
 from .checker import STRATEGIES, CheckerResult, run_checker
 from .output import captured_stdout
 from .replay import lingering_notes, trace_from_result
-from .tables import LAYOUT_COLUMNS, SCHEDULE_COLUMNS, alias_savings, layout_table, schedule_table
+from .tables import LAYOUT_COLUMNS, SCHEDULE_COLUMNS, alias_savings, layout_table, schedule_table, task_rows
 from .verdict import Verdict
 
 _CHECK_KINDS = {
@@ -240,7 +240,7 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
     counterexample = trace_from_result(bp.tasks, result, getattr(design, "kernel", "design"))
     layout = layout_table(smem, tmem)
     return Verdict(
-        design=design, errors=errors, layout=layout, schedule=schedule_table(bp.tasks),
+        design=design, errors=errors, layout=layout, schedule=schedule_table(bp.tasks), tasks=task_rows(bp.tasks),
         checker=result, report=out.getvalue(), smem_total=smem.total if smem else 0, smem_capacity=capacity,
         tmem_total=tmem.total if tmem else 0, tmem_capacity=tmem_capacity,
         barrier_bytes=smem.barrier_smem_bytes if smem else 0, alias_savings=alias_savings(layout, smem),

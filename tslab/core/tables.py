@@ -64,3 +64,16 @@ def schedule_table(tasks: list[Any]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=SCHEDULE_COLUMNS)
     frame["label"] = frame["label"].astype(object).where(frame["label"].notna(), None)
     return frame
+
+
+def task_rows(tasks: list[Any]) -> list[dict[str, Any]]:
+    """Each task's warps (first, last), the trips of its loop where TS knows them at build time, and whether it
+    is persistent: what the swimlane titles a lane with."""
+    rows = []
+    for task in tasks:
+        start, end, step = task.domain_start, task.domain, task.step
+        known = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step)) and step > 0
+        rows.append({"name": task.name, "warps": [int(task.warp_start), int(task.warp_end) - 1],
+                     "trips": max(0, -(-(end - start) // step)) if known else None,
+                     "persistent": bool(task.is_persistent)})
+    return rows

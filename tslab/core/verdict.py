@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import Issue
+from ..errors import Issue, TslabError
 from . import mime
 from .checker import CheckerResult
 
@@ -34,6 +34,7 @@ class Verdict:
     trace: Any = None
     failed_checks: list[str] = field(default_factory=list)  # TS's TaskManager checks that failed, by method name
     trips: dict[str, Any] | None = None  # the trip counts checked in place of TS's one-trip assumption
+    tasks: list[dict[str, Any]] = field(default_factory=list)  # each task's warps and loop (``tables.task_rows``)
 
     @property
     def ok(self) -> bool:
@@ -131,6 +132,17 @@ class Verdict:
         """TS's schedule table as JSON-plain rows (what the swimlane views draw)."""
         return _records(self.schedule)
 
+    def rings(self) -> dict[str, dict[str, Any]]:
+        """Each pipeline's ``num_stages``, ``pipeline_type`` and ``num_bytes`` (what the flow diagram draws)."""
+        try:
+            pipelines = self.design.pipelines() if self.design is not None else {}
+        except TslabError:  # a design TS could not build: no pipelines to draw
+            pipelines = {}
+        return {name: {"num_stages": cfg["num_stages"], "pipeline_type": str(cfg.get("pipeline_type")),
+                       "num_bytes": cfg["num_bytes"] if isinstance(cfg.get("num_bytes"), int) else None}
+                for name, cfg in pipelines.items()
+                if isinstance(cfg.get("num_stages"), int) and not isinstance(cfg.get("num_stages"), bool)}
+
     def to_mime(self) -> dict[str, Any]:
         """What a saved notebook keeps for JupyterLab's verdict renderer (``mime.VERDICT``; no timings)."""
         c = self.checker
@@ -138,6 +150,7 @@ class Verdict:
                 "status": self.status, "ok": self.ok, "errors": [e.to_dict() for e in self.errors],
                 "warnings": list(self.warnings),
                 "memory": self.memory(), "layout": self.layout_rows(), "schedule": self.schedule_rows(),
+                "tasks": self.tasks, "rings": self.rings(),
                 "checker": {"verdict": c.verdict, "states_explored": c.states_explored,
                             "hit_state_limit": c.hit_state_limit, "max_states": c.max_states, "runs": c.runs,
                             "context": c.context, "prover": c.prover, "ts_states": c.ts_states},

@@ -21,6 +21,7 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from ..build.captured_export import export_captured
+from ..core import mime
 from ..core.design import Design
 from ..errors import TslabError
 from ..gpu import BenchResult, CompiledKernel, device
@@ -30,6 +31,7 @@ from ..gpu import export as gpu_export
 from ..gpu import profile as gpu_profile
 from ..gpu.timeline import Timeline
 from ..kernels import gpu_kernels, kernel_module, kernel_rules
+from .saved_output import SavedOutput
 
 ARCHES = ("sm_90a", "sm_100a")
 PTX_EXCERPT_LINES = 24
@@ -67,7 +69,7 @@ def param_input(name: str, value: Any, choices: tuple | list | None = None) -> w
     return widgets.Text(value=str(value), **look)
 
 
-class BenchPanel(widgets.VBox):
+class BenchPanel(SavedOutput, widgets.VBox):
     """Compile, run, time and export a GPU kernel; bench results accumulate for comparison.
 
     ``kernel``: a catalog kernel's name (its parameters become fields, ``params`` their first values), or a
@@ -336,6 +338,13 @@ class BenchPanel(widgets.VBox):
     def _say(self, text: str, *, error: bool = False) -> None:
         colour = "#cf222e" if error else "inherit"
         self._status.value = f'<pre class="tslab-bench-status" style="color:{colour}">{html.escape(text)}</pre>'
+
+    def saved_bundle(self) -> dict[str, Any]:
+        """The design the buttons act on, for a saved notebook (nothing while a field holds an invalid value)."""
+        try:
+            return {mime.DESIGN: {**self.design.to_dict(), "widget": "BenchPanel"}}
+        except TslabError:
+            return {}
 
     def __repr__(self) -> str:
         return f"BenchPanel({self._kernel.value}, arch={self._arch.value}, {len(self.results)} bench result(s))"

@@ -6,13 +6,15 @@ from collections.abc import Callable
 
 import ipywidgets as widgets
 
+from ..core import mime
 from ..core.check import check
 from ..core.design import Design
 from ..core.verdict import Verdict
 from .badge import badge_html
+from .saved_output import SavedOutput
 
 
-class DesignHolder:
+class DesignHolder(SavedOutput):
     """Keeps the last valid design (set up by ``_hold``); ``accept`` makes an edit current, re-checks, notifies.
 
     ``last_action`` says what the newest accepted design came from: ``"edit"``, ``"undo"`` or ``"redo"``
@@ -54,3 +56,11 @@ class DesignHolder:
             self.status.value = badge_html(self.verdict)
         for callback in self._listeners:
             callback(design)
+        self.refresh_saved()
+
+    def saved_bundle(self) -> dict:
+        """The design on show, with its verdict where this editor checks: for a saved notebook."""
+        payload = {**self._design.to_dict(), "widget": type(self).__name__}
+        if self.verdict is not None and self.verdict.design is self._design:
+            payload["verdict"] = self.verdict.to_mime()
+        return {mime.DESIGN: payload}

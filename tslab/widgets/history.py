@@ -1,7 +1,8 @@
 """The designs a Studio went through, each with a short label of what changed (pure data).
 
-Edits append; undo and redo make the entry they return to ``current``, so stepping
-through a schedule's edits never grows the list. Reverting appends, so nothing is lost.
+Every edit, from any editor, appends one entry whose parent is the entry it was made on. Undo makes the
+current entry's parent current and redo walks back down the entries undone, so stepping never grows the list;
+an edit after an undo starts a new branch (the undone entries stay listed). Reverting appends, so nothing is lost.
 """
 
 from __future__ import annotations
@@ -84,16 +85,43 @@ def _value(value: Any) -> str:
 
 @dataclass
 class History:
-    """Designs in the order they became current, and which one is current now."""
+    """Designs in the order they became current, each with its parent, and which one is current now."""
 
     entries: list[tuple[Design, str]] = field(default_factory=list)
     current: int = -1
+    parents: list[int] = field(default_factory=list)
+    _undone: list[int] = field(default_factory=list)  # the entries undo left, newest last: what redo returns to
 
     def add(self, design: Design, label: str | None = None) -> int:
         """Append ``design`` (labelled with what it changes from the current entry) and make it current."""
         shown = self.entries[self.current][0] if self.entries else None
         self.entries.append((design, label or describe_change(shown, design)))
+        self.parents.append(self.current)
+        self._undone.clear()
         self.current = len(self.entries) - 1
+        return self.current
+
+    @property
+    def can_undo(self) -> bool:
+        return self.current >= 0 and self.parents[self.current] >= 0
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._undone)
+
+    def undo(self) -> int | None:
+        """Make the current entry's parent current (the design before the last edit); None at the start."""
+        if not self.can_undo:
+            return None
+        self._undone.append(self.current)
+        self.current = self.parents[self.current]
+        return self.current
+
+    def redo(self) -> int | None:
+        """Make the entry the last undo left current again; None when nothing was undone since the last edit."""
+        if not self._undone:
+            return None
+        self.current = self._undone.pop()
         return self.current
 
     def step_to(self, design: Design, direction: int) -> bool:

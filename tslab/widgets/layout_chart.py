@@ -13,10 +13,12 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
+from ..core import mime
 from ..core.check import check
 from ..core.verdict import Verdict
 from .bundles import bundle
 from .layout_data import layout_chart_data, summary_text
+from .saved_output import SavedOutput
 
 
 class LayoutView(anywidget.AnyWidget):
@@ -58,10 +60,11 @@ def chart_data(verdict: Verdict) -> dict[str, Any]:
             "without_aliasing": layout_chart_data(other) if other is not None else None}
 
 
-class LayoutChart(widgets.VBox):
+class LayoutChart(SavedOutput, widgets.VBox):
     """Memory map of a verdict with a summary line; ``update(verdict)`` redraws in place.
 
-    ``width`` (pixels) is shared by the two maps when the what-if without aliasing is shown.
+    ``width`` (pixels) is shared by the two maps when the what-if without aliasing is shown; in a page, each
+    map takes at most its share of the width the output gives.
     """
 
     def __init__(self, verdict: Verdict, *, width: int = 760) -> None:
@@ -69,12 +72,18 @@ class LayoutChart(widgets.VBox):
         self.width = width
         self._summary = widgets.HTML()
         self._summary.add_class("tslab-layout-summary")
-        self.map = LayoutView(summary=False)
-        self.what_if = LayoutView(summary=False)
-        self._what_if_box = widgets.VBox([self.what_if])
-        self.children = [self._summary, widgets.HBox([self.map, self._what_if_box])]
+        half = {"flex": "1 1 0", "min_width": "0"}  # each map takes its share of the width the output gives
+        self.map = LayoutView(summary=False, layout=widgets.Layout(**half))
+        self.what_if = LayoutView(summary=False, layout=widgets.Layout(width="100%"))
+        self._what_if_box = widgets.VBox([self.what_if], layout=widgets.Layout(**half))
+        maps = widgets.HBox([self.map, self._what_if_box], layout=widgets.Layout(width="100%"))
+        self.children = [self._summary, maps]
         self.data: dict[str, Any] = {}
         self.update(verdict)
+
+    def saved_bundle(self) -> dict[str, Any]:
+        """The verdict whose memory map this is, for a saved notebook."""
+        return {mime.VERDICT: self.verdict.to_mime()}
 
     def __repr__(self) -> str:
         return f"LayoutChart({summary_text(self.data['layout'])})" if self.data else "LayoutChart()"
@@ -96,3 +105,4 @@ class LayoutChart(widgets.VBox):
         if other is not None:
             self.what_if.show(other, "without aliasing")
         self._summary.value = f'<span class="tslab-layout-text">{html.escape(text)}</span>'  # last: maps drawn
+        self.refresh_saved()

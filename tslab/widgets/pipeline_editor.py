@@ -11,6 +11,7 @@ is kept.
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 import ipywidgets as widgets
@@ -28,7 +29,7 @@ _LABEL = widgets.Layout(width="250px", min_width="0")
 _ROW = widgets.Layout(flex_flow="row wrap", align_items="center")
 
 
-class PipelineEditor(widgets.VBox, DesignHolder):
+class PipelineEditor(DesignHolder, widgets.VBox):
     """Edit the PipelineConfig of every pipelined resource of a design.
 
     ``auto_check=True`` re-checks after each accepted edit and keeps the result in ``verdict``; a Studio
@@ -43,7 +44,20 @@ class PipelineEditor(widgets.VBox, DesignHolder):
         self._loading = False
         self.errors: dict[tuple[str, str], Issue] = {}
         self.knobs: KnobPanel | None = None
+        self._panels: dict[str, widgets.Widget] = {}
+        self._selected: str | None = None
         self._build()
+
+    def select(self, resource: str) -> None:
+        """Mark the panel of ``resource`` (the one picked in a flow diagram); a resource in a PipelineGroup marks
+        the group's panel."""
+        resource = self._design.pipelines().get(resource, {}).get("group") or resource
+        if resource not in self._panels:
+            raise DesignError("input", f"resource '{resource}'", "has no panel in this editor",
+                              "pick one of: " + ", ".join(self._panels))
+        self._selected = resource
+        for name, panel in self._panels.items():
+            (panel.add_class if name == resource else panel.remove_class)("tslab-selected")
 
     def set(self, resource: str, field: str, value: Any) -> bool:
         """Set one field; True if TS accepted it, else the error is in ``errors[(resource, field)]``."""
@@ -165,6 +179,7 @@ class PipelineEditor(widgets.VBox, DesignHolder):
 
     def _build(self) -> None:
         self._controls.clear()
+        self._panels.clear()
         self._messages.clear()
         panels = [self._panel(name, cfg) for name, cfg in self._design.pipelines().items() if "group" not in cfg]
         if not panels:
@@ -206,6 +221,10 @@ class PipelineEditor(widgets.VBox, DesignHolder):
             rows.append(widgets.VBox([widgets.HBox([label, control], layout=_ROW), message]))
         box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px"))
         box.add_class("tslab-pipeline-panel")
+        box.add_class(f"tslab-panel-{re.sub(r'[^A-Za-z0-9_-]', '_', resource)}")  # found by the flow diagram
+        if resource == self._selected:
+            box.add_class("tslab-selected")
+        self._panels[resource] = box
         if "members" in cfg:
             box.add_class("tslab-pipeline-group")
         return box

@@ -14,16 +14,18 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..core import mime
 from ..core.explorer import Explorer
 from ..core.trace_model import Trace
 from ..errors import TslabError
 from .bundles import plain
+from .saved_output import SavedOutput
 from .trace_view import TraceView
 
 _FAULT_COLOUR = "#cf222e"
 
 
-class ReplayPlayer(w.VBox):
+class ReplayPlayer(SavedOutput, w.VBox):
     """Replay a :class:`Trace`, or drive an :class:`Explorer` with one button per task."""
 
     def __init__(self, source: Trace | Explorer, **kwargs: Any) -> None:
@@ -50,12 +52,9 @@ class ReplayPlayer(w.VBox):
         mode = "Explorer" if self.explorer is not None else "Trace"
         return f"ReplayPlayer({mode}: {self.trace.headline()})"
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        """The live widget, plus the trace as an HTML table for viewers that cannot run widgets."""
-        bundle = super()._repr_mimebundle_(**kwargs) or {}
-        bundle["text/plain"] = repr(self)
-        bundle.setdefault("text/html", self.trace._repr_html_())
-        return bundle
+    def saved_bundle(self) -> dict[str, Any]:
+        """The trace for a saved notebook's replay player, and as an HTML table for viewers without tslab."""
+        return {mime.TRACE: self.trace.to_dict(), "text/html": self.trace._repr_html_()}
 
     # -- model -> view -------------------------------------------------------------------------------
     @property

@@ -8,7 +8,7 @@ one. The "code" tab shows each task's schedule as the ``@schedule`` function to 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as widgets
@@ -24,7 +24,7 @@ from .schedule_code import schedule_code
 _BUTTON = widgets.Layout(width="30px", padding="0", flex="0 0 30px")
 
 
-class ScheduleEditor(widgets.VBox, DesignHolder):
+class ScheduleEditor(DesignHolder, widgets.VBox):
     """Edit the schedules of a design's tasks; ``move``, ``delete``, ``insert``, ``undo``, ``redo``."""
 
     def __init__(self, design: Design, *, auto_check: bool = True) -> None:
@@ -33,6 +33,7 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         self.error: Issue | None = None
         self._undo: list[tuple[str, list[Step], list[Step], bool]] = []
         self._redo: list[tuple[str, list[Step], list[Step], bool]] = []
+        self._shared_history: tuple[Callable[[], bool], Callable[[], bool]] | None = None
         self._message = widgets.HTML("")
         self._undo_button = widgets.Button(description="undo", icon="undo", layout=widgets.Layout(width="80px"))
         self._redo_button = widgets.Button(description="redo", icon="repeat", layout=widgets.Layout(width="80px"))
@@ -60,12 +61,23 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         return self._edit(task, lambda steps: ops.insert(task, steps, index, step))
 
     def undo(self) -> bool:
-        """Undo the last schedule edit (on top of whatever else changed since)."""
+        """Undo the last schedule edit (on top of whatever else changed since); in a Studio, its last edit."""
+        if self._shared_history is not None:
+            return self._shared_history[0]()
         return self._history(self._undo, self._redo, before=True)
 
     def redo(self) -> bool:
-        """Redo the last undone schedule edit."""
+        """Redo the last undone schedule edit; in a Studio, its last undone edit."""
+        if self._shared_history is not None:
+            return self._shared_history[1]()
         return self._history(self._redo, self._undo, before=False)
+
+    def use_history(self, undo: Callable[[], bool], redo: Callable[[], bool]) -> None:
+        """Hand undo and redo to a host's history (a Studio's): the editor keeps none of its own."""
+        self._shared_history = (undo, redo)
+        self._undo.clear()
+        self._redo.clear()
+        self._undo_button.layout.display = self._redo_button.layout.display = "none"
 
     def code(self, task: str) -> str:
         """The ``@schedule`` function of ``task`` as the editor shows it."""
@@ -92,8 +104,9 @@ class ScheduleEditor(widgets.VBox, DesignHolder):
         except DesignError as exc:
             self._fail(exc.issue)
             return False
-        self._undo.append((task, before, new.schedule(task), overridden))
-        self._redo.clear()
+        if self._shared_history is None:
+            self._undo.append((task, before, new.schedule(task), overridden))
+            self._redo.clear()
         self.last_action = "edit"
         self.last_label = describe_steps(task, before, new.schedule(task), moved=moved)
         self._done(new)

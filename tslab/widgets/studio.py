@@ -1,5 +1,6 @@
-"""``Studio``: the verdict on top; both editors and a GPU tab on the left; the memory map, schedule swimlane and
-history on the right.
+"""``Studio``: the verdict on top; both editors and a GPU tab on the left; the resource/task flow (click a ring to
+edit that pipeline), the memory map and the one history on the right; the schedule swimlane (drag to reorder)
+across the bottom.
 
 Every accepted edit becomes the current design at once and is re-checked in the background (debounced;
 a newer edit supersedes a running check). ``wait()`` blocks until the newest design's verdict is shown. The GPU
@@ -17,6 +18,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from ..core import mime
 from ..core.check import check
 from ..core.design import Design
 from ..core.verdict import Verdict
@@ -24,16 +26,18 @@ from ..errors import DesignError
 from ..gpu.device import smem_capacity
 from .badge import badge_html
 from .bench_panel import BenchPanel
+from .flow_view import FlowView
 from .history import History
+from .history_view import HistoryView
 from .layout_chart import LayoutChart
 from .pipeline_editor import PipelineEditor
 from .rechecker import Rechecker
 from .replay import ReplayPlayer
+from .saved_output import SavedOutput
 from .schedule_editor import ScheduleEditor
 from .swimlane import ScheduleView
 from .view_writer import ViewWriter
 
-MAX_HISTORY_BUTTONS = 12
 CHART_WIDTH = 540  # px: fits the Studio's right column in JupyterLab from 1000 px wide up
 WAIT_STEP = 0.2  # seconds between redraws while wait() blocks
 UNSAFE = frozenset({"DEADLOCK", "RACE", "PDL-ORDER"})
@@ -72,7 +76,7 @@ def states_line(verdict: Verdict) -> str:
     return f"schedule checker: {c.verdict}, {searched}"
 
 
-class Studio(widgets.HBox):
+class Studio(SavedOutput, widgets.HBox):
     """Edit a design and watch TS's verdict, memory map and schedule follow.
 
     ``max_states`` bounds each exhaustive check (a verdict that hits it is NOT PROVEN, never wrong);
@@ -97,20 +101,27 @@ class Studio(widgets.HBox):
         self.history.add(design)
         self.pipeline_editor = PipelineEditor(design, auto_check=False)
         self.schedule_editor = ScheduleEditor(design, auto_check=False)
+        self.schedule_editor.use_history(self.undo, self.redo)  # one history: the Studio's
         self.pipeline_editor.shown_note = lambda: f" (#{self.history.current})"
         self._refusals: dict = {}  # the fields whose typed value was refused: the badge shows the last valid design
         self.pipeline_editor.on_design(lambda d: self._edited(d, source=self.pipeline_editor))
         self.pipeline_editor.on_refused(self._refused)
         self.schedule_editor.on_design(lambda d: self._edited(d, source=self.schedule_editor))
         self.layout_chart = LayoutChart(self._verdict, width=chart_width)
+        self.flow = FlowView()
+        self.flow.on_select(self._flow_selected)
         self._badge = widgets.HTML()
         self._states = widgets.HTML()
         self._swimlane = ScheduleView()
+        self._swimlane.on_move(self._lane_moved)
+        self._lane_note = widgets.HTML()
+        self._lane_note.add_class("tslab-lane-note")
         self._counterexample = widgets.VBox()
-        self._history_box = widgets.VBox()
+        self.history_view = HistoryView()
+        self.history_view.on_action(self._history_action)
         self._badge.add_class("tslab-studio-badge")
         self._states.add_class("tslab-studio-states")
-        self._history_box.add_class("tslab-studio-history")
+        self.history_view.add_class("tslab-studio-history")
         self.bench_panel = BenchPanel(design, fields=False, inputs=inputs, reference=reference, outputs=outputs,
                                       baseline=baseline)
         self.editors = widgets.Tab(children=[self.pipeline_editor, self.schedule_editor, self.bench_panel])
@@ -118,11 +129,14 @@ class Studio(widgets.HBox):
         # The verdict heads the Studio, above both columns: in sight of the field being typed in at any width.
         header = widgets.VBox([self._badge, self._states], layout=widgets.Layout(flex="1 1 100%", min_width="0"))
         header.add_class("tslab-studio-header")
-        right = widgets.VBox([self.layout_chart, widgets.HTML("<b>schedule</b>"),
-                              self._swimlane, self._counterexample, widgets.HTML("<b>history</b>"),
-                              self._history_box], layout=widgets.Layout(flex="1 1 520px", min_width="0"))
+        right = widgets.VBox([self.flow, self.layout_chart, self.history_view],
+                             layout=widgets.Layout(flex="1 1 520px", min_width="0"))
         left = widgets.VBox([self.editors], layout=widgets.Layout(flex="1 1 440px", min_width="0"))
-        self.children = [header, left, right]
+        # The swimlane spans the Studio below both columns: a schedule's lanes need the width.
+        lanes = widgets.VBox([widgets.HTML("<b>schedule</b>"), self._swimlane, self._lane_note, self._counterexample],
+                             layout=widgets.Layout(flex="1 1 100%", min_width="0"))
+        lanes.add_class("tslab-studio-lanes")
+        self.children = [header, left, right, lanes]
         self.layout.flex_flow = "row wrap"  # side by side when there is room, stacked when not
         self.add_class("tslab-studio")
         self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce,
@@ -165,10 +179,21 @@ class Studio(widgets.HBox):
         if not isinstance(index, int) or not -len(self.history) <= index < len(self.history):
             raise DesignError("input", f"studio history entry {index!r}", "does not exist",
                               f"pick an entry from 0 to {len(self.history) - 1}")
-        design = self.history[index]
-        self.pipeline_editor.load(design)
-        self.schedule_editor.load(design)
-        self._edited(design, source=None, label=f"revert to #{index}")
+        self._edited(self.history[index], source=None, label=f"revert to #{index % len(self.history)}")
+
+    def undo(self) -> bool:
+        """Undo the last edit, whichever editor made it (the history's current entry becomes its parent)."""
+        return self._step(self.history.undo)
+
+    def redo(self) -> bool:
+        """Redo the last undone edit."""
+        return self._step(self.history.redo)
+
+    def saved_bundle(self) -> dict[str, Any]:
+        """The design the views show with its verdict: what a saved notebook draws in place of the Studio."""
+        verdict = self._drawn or self._verdict
+        design = verdict.design if verdict.design is not None else self._design
+        return {mime.DESIGN: {**design.to_dict(), "verdict": verdict.to_mime(), "widget": "Studio"}}
 
     def __repr__(self) -> str:
         return f"Studio({self._design.kernel}: {self._verdict.status}, {len(self.history)} design(s) in history)"
@@ -180,21 +205,67 @@ class Studio(widgets.HBox):
 
     # -- internals -----------------------------------------------------------------------------------
     def _edited(self, design: Design, *, source: Any, label: str | None = None) -> None:
-        action = getattr(source, "last_action", "edit")
+        with self._lock:
+            said = getattr(source, "last_label", None) if source is not None else None
+            self.history.add(design, label or said)
+        self._make_current(design, source=source)
+
+    def _step(self, walk: Callable[[], int | None]) -> bool:
+        with self._lock:
+            index = walk()
+        if index is None:
+            return False
+        self._make_current(self.history[index], source=None)
+        return True
+
+    def _make_current(self, design: Design, *, source: Any) -> None:
+        """Show ``design`` in every editor and the GPU tab, and re-check it."""
         with self._lock:
             self._design = design
-            moved = action in ("undo", "redo") and self.history.step_to(design, -1 if action == "undo" else 1)
-            if not moved:
-                said = getattr(source, "last_label", None) if action == "edit" else None
-                self.history.add(design, label or said)
             self._checking = "re-checking…"
         for editor in (self.pipeline_editor, self.schedule_editor):
-            if editor is not source and source is not None:
+            if editor is not source:
                 editor.load(design)
         self.bench_panel.load(design)
         self._render_history()
         self._views.request()
         self._rechecker.submit(design)
+
+    def _history_action(self, action: str, index: int | None) -> None:
+        if action == "revert" and index is not None and 0 <= index < len(self.history):
+            self.revert(index)
+        elif action == "undo":
+            self.undo()
+        elif action == "redo":
+            self.redo()
+
+    def _lane_moved(self, move: dict[str, Any], shown: Verdict | None) -> None:
+        """A step dragged in the swimlane: applied to the current design only if the lanes showed it."""
+        task, index = move.get("task"), move.get("index")
+        steps = self._design.schedule(task) if shown is not None and task in self._design.tasks() else []
+        step = steps[index] if isinstance(index, int) and 0 <= index < len(steps) else None
+        same = step is not None and (step[0], step[1], step[3]) == (move.get("resource"), move.get("stage"),
+                                                                     move.get("label"))
+        if shown is None or shown.design is not self._design or not same:
+            self._lane_note.value = ('<span class="tslab-field-error">the swimlane showed an earlier design, so '
+                                     "the step was not moved; it shows the current one once its check is done: "
+                                     "move it again there</span>")
+            return
+        moved = self.schedule_editor.move(task, index, str(move.get("section", "")).capitalize(),
+                                          move.get("to_index", 0))
+        issue = self.schedule_editor.error
+        self._lane_note.value = "" if moved or issue is None else (
+            f'<span class="tslab-field-error"><b>{html.escape(issue.where)}</b>: {html.escape(issue.message)}; '
+            f"<i>{html.escape(issue.hint)}</i></span>")
+
+    def _flow_selected(self, resource: str) -> None:
+        """A ring clicked in the flow diagram: the pipelines tab, with that pipeline's panel marked."""
+        self.editors.selected_index = 0
+        try:
+            self.pipeline_editor.select(resource)
+        except DesignError:  # a resource the editor has no panel for (a fixed pipeline): nothing to mark
+            return
+        self.flow.selected = resource
 
     def _refused(self, errors: dict) -> None:
         with self._lock:
@@ -230,18 +301,11 @@ class Studio(widgets.HBox):
         if self._drawn is not None:
             self.layout_chart.update(verdict)
         self._swimlane.show(verdict)
+        self.flow.show(verdict)
         view = type(self).counterexample_view(verdict)
         self._counterexample.children = [view] if view is not None else []
         self._drawn = verdict
+        self.refresh_saved()
 
     def _render_history(self) -> None:
-        start = max(0, len(self.history) - MAX_HISTORY_BUTTONS)
-        buttons = []
-        for index in range(start, len(self.history)):
-            current = index == self.history.current
-            button = widgets.Button(description=f"#{index}: {self.history.labels()[index]}",
-                                    tooltip="the design on show" if current else "revert to this design",
-                                    button_style="info" if current else "", layout=widgets.Layout(width="auto"))
-            button.on_click(lambda _, i=index: self.revert(i))
-            buttons.append(button)
-        self._history_box.children = buttons
+        self.history_view.show(self.history)

@@ -18,10 +18,12 @@ from ..core.design import Design
 from ..sweep.errors import SweepError
 from ..sweep.result import FIGURES, SweepResult
 from ..sweep.space import apply
+from .saved_output import SavedOutput
 
 STATUS_COLOURS = {"ok": "#1a7f37", "pruned": "#cf222e", "compile-failed": "#9a6700", "run-failed": "#8250df",
                   "bench-failed": "#6e7781"}
 #: Figure columns a chart may plot, listed in the axis menus after the point's own columns.
+PLOTLY = "application/vnd.plotly.v1+json"
 NUMERIC = ("smem_bytes", "tmem_cols", "states", "registers", "spills", "compile_s", "check_s", "median_us",
            "p10_us", "p90_us", "gbps", "tflops", "ratio")
 
@@ -65,7 +67,7 @@ def _first(points: list[str]) -> str:
     return "; ".join(points[:LISTED]) + (f"; and {more} more" if more > 0 else "")
 
 
-class SweepChart(widgets.VBox):
+class SweepChart(SavedOutput, widgets.VBox):
     """A sweep's points: a scatter (axis menus), the pruned table, and the Studio of the clicked point.
 
     ``source``: a :class:`SweepResult`, a sweep store file (re-read by :meth:`refresh`), or a base design to fill
@@ -101,6 +103,12 @@ class SweepChart(widgets.VBox):
         self._poller: threading.Thread | None = None
         self._stopped = threading.Event()
         self.redraw()
+
+    def saved_bundle(self) -> dict[str, Any]:
+        """The scatter as a plotly figure: what a saved notebook draws in place of the chart."""
+        figure = json.loads(go.Figure(self.figure).to_json())
+        figure.get("layout", {}).pop("template", None)  # plotly's default theme: 10 KB of a notebook per chart
+        return {PLOTLY: figure}
 
     def __repr__(self) -> str:
         return f"SweepChart({self.x} vs {self.y}: {self.result.summary()})"
@@ -188,6 +196,7 @@ class SweepChart(widgets.VBox):
                        for p in data["pruned"])
         self._pruned.value = ("<table class='tslab-sweep-pruned'><tr><th>reason</th><th>points</th><th>which</th>"
                               f"<th>TS says (first)</th></tr>{rows}</table>" if rows else "<i>none</i>")
+        self.refresh_saved()
 
     def _clicked(self, trace: Any, points: Any, _state: Any) -> None:
         if points.point_inds:

@@ -19,7 +19,7 @@ export function allocationColour(a: Allocation): string {
 }
 
 export function allocationLabel(a: Allocation): string {
-  return a.phase === null ? a.name : `${a.name} (group ${a.alias_group}, phase ${a.phase})`;
+  return a.phase === null ? a.name : `${a.name} (g${a.alias_group} p${a.phase})`;
 }
 
 /** One line: used / capacity and what aliasing saves (the Python LayoutChart's summary line). */
@@ -67,6 +67,26 @@ export function axisFor(capacity: number, used: number): Axis {
   return { max, ticks, capacityShown };
 }
 
+/** Which of the ticks at `xs` get a label (about `CHAR_PX` a character) without touching a neighbour's: the
+ * first and the last always, the ones between where they fit. */
+export function labelledTicks(xs: number[], texts: string[], gap = 8): boolean[] {
+  const half = (i: number) => (texts[i].length * CHAR_PX) / 2;
+  const left = (i: number) => (i === 0 ? xs[i] : i === xs.length - 1 ? xs[i] - 2 * half(i) : xs[i] - half(i));
+  const right = (i: number) => (i === 0 ? xs[i] + 2 * half(i) : i === xs.length - 1 ? xs[i] : xs[i] + half(i));
+  const keep = xs.map((_, i) => i === 0 || i === xs.length - 1);
+  let edge = xs.length ? right(0) : 0;
+  for (let i = 1; i < xs.length - 1; i++) {
+    if (left(i) >= edge + gap && right(i) + gap <= left(xs.length - 1)) {
+      keep[i] = true;
+      edge = right(i);
+    }
+  }
+  if (xs.length > 1 && left(xs.length - 1) < right(0) + gap) {
+    keep[0] = false;  // too narrow for both ends: the end, with its unit, is the one kept
+  }
+  return keep;
+}
+
 /** `text` cut to `chars` characters with an ellipsis (the whole label stays in its tooltip). */
 function fit(text: string, chars: number): string {
   return text.length <= chars ? text : `${text.slice(0, Math.max(1, chars - 1))}\u2026`;
@@ -82,7 +102,7 @@ function chart(rows: Allocation[], capacity: number, used: number, unit: string,
   const height = top + ROW * rows.length + 22;
   const axis = axisFor(capacity, used);
   const x = (v: number) => LABEL + (WIDTH * Math.min(v, axis.max)) / axis.max;
-  const svg = s('svg', { class: 'tslab-map', width: total, height, role: 'img' });
+  const svg = s('svg', { class: 'tslab-map', width: total, height, viewBox: `0 0 ${total} ${height}`, role: 'img' });
   rows.forEach((a, i) => {
     const y = top + i * ROW;
     svg.appendChild(
@@ -120,11 +140,15 @@ function chart(rows: Allocation[], capacity: number, used: number, unit: string,
     );
   }
   svg.appendChild(s('line', { x1: LABEL, x2: LABEL + WIDTH, y1: height - 18, y2: height - 18, stroke: '#8c959f' }));
+  const tickTexts = axis.ticks.map((t, i) => (i === axis.ticks.length - 1 ? `${num(t)} ${unit}` : num(t)));
+  const labelled = labelledTicks(axis.ticks.map(x), tickTexts);
   axis.ticks.forEach((t, i) => {
     const last = i === axis.ticks.length - 1;
     const anchor = i === 0 ? 'start' : last ? 'end' : 'middle';
     svg.appendChild(s('line', { x1: x(t), x2: x(t), y1: height - 18, y2: height - 14, stroke: '#8c959f' }));
-    svg.appendChild(s('text', { x: x(t), y: height - 4, 'text-anchor': anchor, class: 'tslab-tick' }, last ? `${num(t)} ${unit}` : num(t)));
+    if (labelled[i]) {
+      svg.appendChild(s('text', { x: x(t), y: height - 4, 'text-anchor': anchor, class: 'tslab-tick' }, tickTexts[i]));
+    }
   });
   return svg;
 }
@@ -152,6 +176,7 @@ export function createLayoutMap(layout: Allocation[], memory: Memory, options: L
       ? null
       : h('div', { class: fits ? 'tslab-map-summary' : 'tslab-map-summary tslab-over' }, summaryText(memory, tmem.length > 0)),
     smem.length ? chart(smem, memory.smem_capacity, memory.smem_used, 'B', width) : h('i', {}, 'no layout (the design could not be lowered)'),
-    tmem.length ? chart(tmem, memory.tmem_capacity, memory.tmem_used, 'columns', width) : null
+    tmem.length ? chart(tmem, memory.tmem_capacity, memory.tmem_used, 'columns', width) : null,
+    layout.some(a => a.phase !== null) ? h('div', { class: 'tslab-map-legend' }, '(gN pM): alias group N, phase M; one colour per phase, and the phases of a group share their bytes') : null
   );
 }

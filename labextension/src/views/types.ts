@@ -87,6 +87,15 @@ export interface ScheduleRow {
   guard: string;
 }
 
+/** `Verdict.task_rows()`: a task's warps and loop, as the swimlane titles its lane. */
+export interface TaskRow {
+  name: string;
+  warps: [number, number];
+  /** Trips of the task's loop where TS knows them at build time (a runtime bound: null). */
+  trips: number | null;
+  persistent: boolean;
+}
+
 export interface Memory {
   smem_used: number;
   smem_data: number;
@@ -107,6 +116,9 @@ export interface VerdictPayload {
   memory: Memory;
   layout: Allocation[];
   schedule: ScheduleRow[];
+  tasks?: TaskRow[];
+  /** Each pipeline's stages, type and bytes per stage (`Verdict.rings()`), as the flow diagram draws them. */
+  rings?: Record<string, { num_stages: number; pipeline_type?: string; num_bytes?: number | null }>;
   checker: {
     verdict: string;
     states_explored: number;

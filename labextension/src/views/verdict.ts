@@ -3,6 +3,7 @@
 import { FAULT_COLOUR, SAFE_COLOUR, h, num } from './dom';
 import { createLayoutMap } from './layout';
 import { PlayerView, createPlayer } from './player';
+import { createFlow } from './flow';
 import { createSwimlane } from './swimlane';
 import type { VerdictPayload } from './types';
 
@@ -71,8 +72,9 @@ export function createVerdictView(v: VerdictPayload): VerdictView {
     createBadge(v),
     createTrips(v),
     createErrors(v),
+    v.rings && Object.keys(v.rings).length ? section('flow', createFlow(v.schedule, v.rings)) : null,
     section('memory', createLayoutMap(v.layout, v.memory)),
-    section('schedule', createSwimlane(v.schedule)),
+    section('schedule', createSwimlane(v.schedule, { tasks: v.tasks })),
     section(v.trace && v.trace.fault.kind !== 'complete' ? 'counterexample' : 'a trace', player ? player.node : null)
   );
   return { node, player, dispose: () => player?.dispose() };

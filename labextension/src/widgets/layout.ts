@@ -22,13 +22,23 @@ const TRAITS = ['allocations', 'memory', 'heading', 'map_width', 'summary'];
 
 function render({ model, el }: { model: LayoutViewModel; el: HTMLElement }): () => void {
   el.classList.add('tslab-rendered', 'tslab-widget-layout');
+  let drawnAt = 0;
   const draw = () => {
     const memory = model.get('memory');
-    el.replaceChildren(memory && 'smem_used' in memory ? createLayoutMap(model.get('allocations'), memory, { title: model.get('heading'), width: model.get('map_width'), summary: model.get('summary') }) : '');
+    // the width the output gives once in the page (at most the model's), else the model's own
+    const room = el.clientWidth;
+    const width = room > 160 ? Math.min(room - 2, model.get('map_width')) : model.get('map_width');
+    drawnAt = room;
+    el.replaceChildren(memory && 'smem_used' in memory ? createLayoutMap(model.get('allocations'), memory, { title: model.get('heading'), width, summary: model.get('summary') }) : '');
   };
   TRAITS.forEach(name => model.on(`change:${name}`, draw));
   draw();
-  return () => TRAITS.forEach(name => model.off(`change:${name}`, draw));
+  const resize = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => el.clientWidth !== drawnAt && draw());
+  resize?.observe(el);
+  return () => {
+    resize?.disconnect();
+    TRAITS.forEach(name => model.off(`change:${name}`, draw));
+  };
 }
 
 export default { render };
