@@ -7,7 +7,12 @@ cooperative, cluster 1x1) is loaded from a local copy when ``--baseline PATH`` n
 tslab.
 
     python benchmarks/gemm.py --baseline .baseline/dense_gemm.py [--shapes 4096,4096,4096 ...] [--json out.json]
-        [--variant cluster_m=2] [--baseline-cluster 2,1]
+        [--variant cluster_m=2] [--baseline-cluster 2,1] [--peer quack]
+
+``--peer quack`` also times quack-kernels 0.6.5 (Dao-AILab/quack, CuTe DSL; a local install on the GPU machine,
+never a dependency of tslab) in the same rounds as tslab and ``torch.mm``, on the same workspaces, each output
+checked first: for each shape the configs its autotuner found best on the H200 (``QUACK_CONFIGS``), the best of
+them reported.
 """
 
 from __future__ import annotations
@@ -20,7 +25,37 @@ import statistics
 import sys
 from typing import Any
 
-SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 28672, 4096), (16384, 4096, 14336), (128, 8192, 8192)]
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 28672, 4096), (16384, 4096, 14336), (128, 8192, 8192),
+          (256, 8192, 8192)]
+#: quack's GemmConfig fields for the configs its autotuner (44 sm90 configs) found best on these shapes.
+QUACK_CONFIGS = {
+    "128x192 pingpong 2x1": {"tile_m": 128, "tile_n": 192, "pingpong": True, "cluster_m": 2, "cluster_n": 1},
+    "128x256 cooperative 2x1": {"tile_m": 128, "tile_n": 256, "pingpong": False, "cluster_m": 2, "cluster_n": 1},
+    "256x208 cooperative 2x1": {"tile_m": 256, "tile_n": 208, "pingpong": False, "cluster_m": 2, "cluster_n": 1},
+    "128x128 pingpong swapAB 1x1": {"tile_m": 128, "tile_n": 128, "pingpong": True, "cluster_m": 1, "cluster_n": 1,
+                                    "swap_ab": True},
+    "128x128 pingpong swapAB 1x2": {"tile_m": 128, "tile_n": 128, "pingpong": True, "cluster_m": 1, "cluster_n": 2,
+                                    "swap_ab": True},
+}
+
+
+def quack_configs(shape: tuple[int, int, int]) -> list[str]:
+    """The quack configs timed on ``shape``: the small-M ones for M <= 256, the large-tile ones above."""
+    if shape[0] <= 256:
+        return ["128x128 pingpong swapAB 1x1", "128x128 pingpong swapAB 1x2"]
+    return ["128x192 pingpong 2x1", "128x256 cooperative 2x1", "256x208 cooperative 2x1"]
+
+
+def quack_peers(shape: tuple[int, int, int]) -> dict[str, Any]:
+    """``{config label: fn(a, b, c)}`` computing ``c = a @ b.T`` with quack's GEMM in that config."""
+    from quack.gemm_config import GemmConfig
+    from quack.gemm_interface import gemm_tuned
+
+    peers = {}
+    for label in quack_configs(shape):
+        config = GemmConfig(**QUACK_CONFIGS[label])
+        peers[f"quack {label}"] = lambda a, b, c, config=config: gemm_tuned.fn(a, b.T, c, config=config)
+    return peers
 DTYPES = ("float16", "bfloat16")
 
 
@@ -92,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-cluster", default="1,1", help="the example's cluster shape M,N (default 1,1)")
     parser.add_argument("--variant", action="append", default=[],
                         help="also time gemm_sm90 with these params over --param, e.g. cluster_m=2 (NAME=VALUE,...)")
+    parser.add_argument("--peer", action="append", default=[], choices=["quack"],
+                        help="also time this peer in the same rounds (quack: quack-kernels, installed locally)")
     parser.add_argument("--dynamic", action="store_true",
                         help="also time the kernel compiled with runtime M, N, K (what an export holds)")
     args = parser.parse_args(argv)
@@ -112,20 +149,20 @@ def main(argv: list[str] | None = None) -> int:
         short = "fp16" if dtype == "float16" else "bf16"
         design = gemm_sm90.design(**{**params, "dtype": short})
         for shape in shapes:
+            peers = quack_peers(shape) if "quack" in args.peer else {}
             row = _gemm_time(resolve(design, shape, dtype), repeats=args.repeats, iterations=args.iterations,
-                             warmup=args.warmup, baseline="torch")
+                             warmup=args.warmup, baseline="torch", peers=peers)
             out = {"dtype": short, "shape": shape, "params": params, "rel_error": row["rel_error"],
                    "tslab": _tflops(flops(shape), row["kernel_us"]), "torch": _tflops(flops(shape), row["torch_us"])}
+            if peers:
+                out.update(_best_peer(row["peer_us"], flops(shape)))
             if args.dynamic:
                 dynamic = dataclasses.replace(resolve(design, shape, dtype), dynamic=True)
                 row = _gemm_time(dynamic, repeats=args.repeats, iterations=args.iterations, warmup=args.warmup,
                                  baseline=None)
                 out["tslab_dynamic"] = _tflops(flops(shape), row["kernel_us"])
-            for label, extra in variants.items():
-                variant = gemm_sm90.design(**{**params, **extra, "dtype": short})
-                row = _gemm_time(resolve(variant, shape, dtype), repeats=args.repeats, iterations=args.iterations,
-                                 warmup=args.warmup, baseline=None)
-                out.setdefault("variants", {})[label] = _tflops(flops(shape), row["kernel_us"])
+            if variants:
+                out["variants"] = _time_variants(variants, {**params, "dtype": short}, shape, dtype, args)
             if args.baseline:
                 us = time_baseline(args.baseline, shape, dtype, repeats=args.repeats, iterations=args.iterations,
                                    warmup=args.warmup, cluster=cluster)
@@ -139,12 +176,42 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _time_variants(variants: dict[str, dict[str, Any]], params: dict[str, Any], shape: tuple[int, int, int],
+                   dtype: str, args: argparse.Namespace) -> dict[str, Any]:
+    """TFLOP/s of each variant of gemm_sm90; a variant TS refuses (over SMEM, an invalid combination) is
+    reported as ``{"error": ...}`` and the others still run."""
+    from tslab.build.targets import resolve
+    from tslab.errors import TslabError
+    from tslab.gpu.gemm_jobs import flops
+    from tslab.gpu.jobs import _gemm_time
+    from tslab.kernels import gemm_sm90
+
+    out: dict[str, Any] = {}
+    for label, extra in variants.items():
+        try:
+            variant = gemm_sm90.design(**{**params, **extra})
+            row = _gemm_time(resolve(variant, shape, dtype), repeats=args.repeats, iterations=args.iterations,
+                             warmup=args.warmup, baseline=None)
+        except (TslabError, ValueError) as exc:
+            out[label] = {"error": str(exc).splitlines()[0]}
+            continue
+        out[label] = _tflops(flops(shape), row["kernel_us"])
+    return out
+
+
+def _best_peer(peer_us: dict[str, list[float]], flop_count: int) -> dict[str, Any]:
+    """Every peer config's TFLOP/s, and the best one as ``quack``."""
+    rates = {name: _tflops(flop_count, us) for name, us in peer_us.items()}
+    best = max(rates, key=lambda name: rates[name]["median"])
+    return {"peers": rates, "quack": {**rates[best], "config": best}}
+
+
 def _print_table(rows: list[dict[str, Any]], variants: list[str]) -> None:
     """The medians (p10-p90) and ratios of every row; then each variant against the default."""
     from tslab.gpu.gemm_jobs import H200_DENSE_PEAK_TFLOPS
 
     print(f"\n{'dtype':5} {'M,N,K':>18} {'tslab':>14} {'dynamic':>14} {'torch.mm':>14} {'CuTe ex.':>14} "
-          f"{'x torch':>7} {'x CuTe':>7} {'% peak':>6}")
+          f"{'quack':>14} {'x torch':>7} {'x CuTe':>7} {'x quack':>7} {'% peak':>6}")
     def cell(r: dict[str, Any], name: str) -> str:
         v = r.get(name)
         return f"{v['median']:6.0f} ({v['p10']:.0f}-{v['p90']:.0f})" if v else f"{'-':>14}"
@@ -152,14 +219,22 @@ def _print_table(rows: list[dict[str, Any]], variants: list[str]) -> None:
     for r in rows:
         ex = r.get("cute_example")
         vs_ex = f"{r['tslab']['median'] / ex['median']:7.3f}" if ex else f"{'-':>7}"
+        quack = r.get("quack")
+        vs_quack = f"{r['tslab']['median'] / quack['median']:7.3f}" if quack else f"{'-':>7}"
         print(f"{r['dtype']:5} {','.join(map(str, r['shape'])):>18} {cell(r, 'tslab'):>14} "
               f"{cell(r, 'tslab_dynamic'):>14} {cell(r, 'torch'):>14} "
-              f"{cell(r, 'cute_example'):>14} {r['tslab']['median'] / r['torch']['median']:7.3f} {vs_ex} "
+              f"{cell(r, 'cute_example'):>14} {cell(r, 'quack'):>14} "
+              f"{r['tslab']['median'] / r['torch']['median']:7.3f} {vs_ex} {vs_quack} "
               f"{100 * r['tslab']['median'] / H200_DENSE_PEAK_TFLOPS:6.1f}")
+        if quack:
+            print(f"{'':24} quack best: {quack['config']} ({quack['median'] / r['torch']['median']:.3f}x torch)")
     for label in variants:
         print(f"\nvariant {label}:")
         for r in rows:
             v, ex = r["variants"][label], r.get("cute_example")
+            if "error" in v:
+                print(f"{r['dtype']:5} {','.join(map(str, r['shape'])):>18} refused: {v['error'][:90]}")
+                continue
             vs_ex = f"{v['median'] / ex['median']:7.3f}" if ex else f"{'-':>7}"
             print(f"{r['dtype']:5} {','.join(map(str, r['shape'])):>18} {cell(r['variants'], label):>14} "
                   f"x default {v['median'] / r['tslab']['median']:6.3f}  "

@@ -83,8 +83,11 @@ def run(t: Target, *, seed: int, sms: int, arch: str, stream: Any) -> dict[str, 
 
 
 def time_target(t: Target, *, sms: int, arch: str, stream: Any, repeats: int, iterations: int, warmup: int,
-                baseline: str | None) -> dict[str, Any]:
-    """Check once, then time the kernel and ``torch.mm`` in turn, ``repeats`` times, rotating workspaces."""
+                baseline: str | None, peers: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Check once, then time the kernel and ``torch.mm`` in turn, ``repeats`` times, rotating workspaces.
+
+    ``peers``: other GEMMs ``fn(a, b, c)`` (``c = a @ b.T``) timed in the same rounds on the same workspaces,
+    each checked first (``peer_us`` and ``peer_errors`` by name; a wrong one raises)."""
     import torch
 
     from .timing import Contestant, time_interleaved, workspace_count
@@ -102,7 +105,19 @@ def time_target(t: Target, *, sms: int, arch: str, stream: Any, repeats: int, it
     contestants = [Contestant("kernel", fn, kernel_ws)]
     if baseline == "torch":
         contestants.append(Contestant("torch", lambda a, b, c: torch.mm(a, b.T, out=c), sets))
+    peer_errors = {}
+    for name, peer in (peers or {}).items():
+        a, b, c = sets[0]
+        c.fill_(float("nan"))
+        peer(a, b, c)
+        torch.cuda.synchronize()
+        error = peer_errors[name] = check(a, b, c)
+        if error["unwritten"] or not error["rel_error"] <= tolerance(error, t.dtype):
+            raise ValueError(f"peer {name} on {t.shape} {t.dtype}: relative error {error['rel_error']:.3g}, "
+                             f"{error['unwritten']} elements unwritten")
+        contestants.append(Contestant(f"peer:{name}", peer, sets))
     times = time_interleaved(contestants, repeats=repeats, iterations=iterations, warmup=warmup, stream=stream)
     return {**t.to_dict(), "flops": flops(t.shape), "bytes": nbytes, "workspaces": count,
             "kernel_us": times["kernel"], "torch_us": times.get("torch", []), "graphs": False, **result,
-            "mismatches": result["unwritten"]}
+            "mismatches": result["unwritten"],
+            "peer_us": {name: times[f"peer:{name}"] for name in peer_errors}, "peer_errors": peer_errors}
