@@ -1,5 +1,5 @@
-"""Timelines from recorded IKET profiles (H200, ``benchmarks/profile.py``): placed in TS's schedules, summarised,
-replayed through the checker, saved and exported; and what ``profile`` refuses before it needs a GPU."""
+"""Timelines from recorded IKET profiles (H200, ``benchmarks/profile_kernels.py``): placed in TS's schedules,
+summarised, replayed through the checker, saved and exported; and what ``profile`` refuses before it needs a GPU."""
 
 from __future__ import annotations
 

@@ -258,7 +258,7 @@ class Timeline:
         """The timeline :meth:`to_dict` wrote (a recording, e.g. one a tutorial loads)."""
         if data.get("tslab_timeline") != 1:
             raise TimelineError("not a tslab timeline (tslab_timeline: 1 is missing); pass what Timeline.to_dict() "
-                                "or benchmarks/profile.py wrote")
+                                "or benchmarks/profile_kernels.py wrote")
         frame = pd.DataFrame(data["ranges"], columns=data["columns"]).astype({"iteration": "Int64"})
         lifetimes = pd.DataFrame(data["lifetimes"], columns=["block", "warp", "task", "start_ns", "end_ns"])
         return cls(data["kernel"], frame, lifetimes, data["block_us"], data.get("marked_us"), data.get("minimal_us"),

@@ -1,6 +1,6 @@
 """Profile catalog designs on this GPU with TS's markers and IKET: where the time goes, and what the markers cost.
 
-Run on a GPU: ``python benchmarks/profile.py --out DIR``. For each design below one block is traced and the
+Run on a GPU: ``python benchmarks/profile_kernels.py --out DIR``. For each design below one block is traced and the
 kernel with one marker and the kernel with every step marked run in turn (``--repeats`` launches each): the
 traced block's lifetime on IKET's clock, medians, ``overhead`` = marked / one marker (IKET's own comparison;
 ``plain_us`` is the kernel without markers, CUDA events). Each timeline is written to
