@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -17,13 +18,11 @@ from .saved_output import SavedOutput
 class DesignHolder(SavedOutput):
     """Keeps the last valid design (set up by ``_hold``); ``accept`` makes an edit current, re-checks, notifies.
 
-    ``last_action`` says what the newest accepted design came from: ``"edit"``, ``"undo"`` or ``"redo"``
-    (``last_label``: the edit in words, where the editor knows it);
+    ``last_label``: the newest edit in words, where the editor knows it;
     ``shown_note()`` names the design on show for the note beside a refused field (a Studio gives its history
     entry, e.g. ``" (#3)"``).
     """
 
-    last_action: str = "edit"
     #: What the newest edit did, in words, where the editor knows better than a diff (a schedule move); else None.
     last_label: str | None = None
     shown_note: Callable[[], str] = staticmethod(lambda: "")
@@ -58,7 +57,7 @@ class DesignHolder(SavedOutput):
             callback(design)
         self.refresh_saved()
 
-    def saved_bundle(self) -> dict:
+    def saved_bundle(self) -> dict[str, Any]:
         """The design on show, with its verdict where this editor checks: for a saved notebook."""
         payload = {**self._design.to_dict(), "widget": type(self).__name__}
         if self.verdict is not None and self.verdict.design is self._design:

@@ -124,18 +124,6 @@ class History:
         self.current = self._undone.pop()
         return self.current
 
-    def step_to(self, design: Design, direction: int) -> bool:
-        """Make the nearest entry equal to ``design`` current, looking behind (-1) or ahead (+1) of the current
-        one first, then the other way; False when no entry is that design."""
-        for way in (direction, -direction):
-            index = self.current + way
-            while 0 <= index < len(self.entries):
-                if self.entries[index][0] == design:
-                    self.current = index
-                    return True
-                index += way
-        return False
-
     def __len__(self) -> int:
         return len(self.entries)
 

@@ -34,7 +34,7 @@ class SavedOutput:
 
         bundle = self._repr_mimebundle_()
         if bundle is not None:
-            self._saved_last = {k: v for k, v in bundle.items() if k != "text/plain"}
+            self._saved_last = _payload(bundle)
             self._saved_display = display(bundle, raw=True, display_id=True)
 
     def refresh_saved(self) -> None:
@@ -42,7 +42,12 @@ class SavedOutput:
         if self._saved_display is None:
             return
         bundle = self._repr_mimebundle_()
-        payload = None if bundle is None else {k: v for k, v in bundle.items() if k != "text/plain"}
-        if bundle is not None and payload != self._saved_last:
+        payload = None if bundle is None else _payload(bundle)
+        if payload is not None and payload != self._saved_last:
             self._saved_last = payload
             self._saved_display.update(bundle, raw=True)
+
+
+def _payload(bundle: dict[str, Any]) -> dict[str, Any]:
+    """What an output shows, less its text (a repr that counts history entries changes with no new drawing)."""
+    return {k: v for k, v in bundle.items() if k != "text/plain"}

@@ -107,7 +107,6 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         if self._shared_history is None:
             self._undo.append((task, before, new.schedule(task), overridden))
             self._redo.clear()
-        self.last_action = "edit"
         self.last_label = describe_steps(task, before, new.schedule(task), moved=moved)
         self._done(new)
         return True
@@ -125,7 +124,6 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
             self._fail(exc.issue)
             return False
         target.append(source.pop())
-        self.last_action = "undo" if before else "redo"
         self._done(new)
         return True
 

@@ -22,8 +22,9 @@ from .saved_output import SavedOutput
 
 STATUS_COLOURS = {"ok": "#1a7f37", "pruned": "#cf222e", "compile-failed": "#9a6700", "run-failed": "#8250df",
                   "bench-failed": "#6e7781"}
-#: Figure columns a chart may plot, listed in the axis menus after the point's own columns.
+#: A saved chart's payload: the figure as plotly's own renderer draws it.
 PLOTLY = "application/vnd.plotly.v1+json"
+#: Figure columns a chart may plot, listed in the axis menus after the point's own columns.
 NUMERIC = ("smem_bytes", "tmem_cols", "states", "registers", "spills", "compile_s", "check_s", "median_us",
            "p10_us", "p90_us", "gbps", "tflops", "ratio")
 
