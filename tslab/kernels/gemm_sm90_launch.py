@@ -21,7 +21,8 @@ from cuda.bindings import driver as cuda_driver
 from cutlass import cute
 from cutlass import tensor_utils as utils
 
-from .gemm_sm90 import RASTER_GROUP, TORCH_DTYPES, Geometry, make_tasks, validate
+from .gemm_sm90 import TORCH_DTYPES, make_tasks, validate
+from .gemm_sm90_resources import RASTER_GROUP, Geometry
 from .rules import cutlass_dtype
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}

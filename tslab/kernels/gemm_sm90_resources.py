@@ -1,0 +1,271 @@
+"""The resources of :mod:`tslab.kernels.gemm_sm90`: GMEM A/B coordinates, the SMEM A/B ring, the staged C tile, C.
+
+Each resource owns its SMEM allocations and its work (TMA loads, wgmma, the stmatrix epilogue, TMA stores); the
+kernel module builds the pipelines and the tasks' schedules over them, and the same objects are checked on the
+CPU and traced into the GPU kernel (:mod:`tslab.kernels.gemm_sm90_launch`). ``Geometry`` carries what only the
+GPU path knows (tile counts, CuTe layouts); on the CPU it is None.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import cutlass
+import cutlass.utils.hopper_helpers as sm90
+from cutlass import cute, tensor_utils
+from cutlass.experimental.task_scheduling.memory import SmemAllocation
+from cutlass.experimental.task_scheduling.resources import (
+    MemoryResource,
+    StageInfo,
+    TaskLocalVariable,
+    consumer_work,
+    producer_work,
+)
+
+#: Rows of tiles a ``raster='grouped'`` block order walks before moving right (L2 reuse of B).
+RASTER_GROUP = 8
+
+
+@cute.jit
+def tile_coords(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
+    """(m, n) tile of this block now: the WorkQueue's tile when persistent, else one tile per block."""
+    if cutlass.const_expr(geo.persistent):
+        m, n, _ = stage_info.work_tile.tile_idx
+        return m, n
+    if cutlass.const_expr(geo.cluster_m == 1):
+        bid, _, _ = cute.arch.block_idx()
+        return block_tile(bid, geo.tiles_m, geo.tiles_n, geo.raster, RASTER_GROUP)
+    # Clusters: cluster_m consecutive blocks (one cluster) take cluster_m M-adjacent tiles of one column.
+    bid, _, _ = cute.arch.block_idx()
+    pm, n = block_tile(bid // geo.cluster_m, (geo.tiles_m + geo.cluster_m - 1) // geo.cluster_m, geo.tiles_n,
+                       geo.raster, RASTER_GROUP // geo.cluster_m)
+    return pm * geo.cluster_m + bid % geo.cluster_m, n
+
+
+@cute.jit
+def block_tile(bid: cutlass.Int32, tiles_m: cutlass.Constexpr, tiles_n: cutlass.Constexpr,
+               raster: cutlass.Constexpr, group: cutlass.Constexpr) -> tuple:
+    """(m, n) tile of block ``bid``: ``row`` walks N fastest; ``grouped`` walks ``group`` M-tiles per column."""
+    m = bid // tiles_n
+    n = bid % tiles_n
+    if cutlass.const_expr(raster == "grouped"):
+        per_group = group * tiles_n
+        first_m = bid // per_group * group
+        rows = cutlass.min(tiles_m - first_m, group)
+        m = first_m + bid % per_group % rows
+        n = bid % per_group // rows
+    return m, n
+
+
+@cute.jit
+def _smem_tensor(stage_info: StageInfo, offset: cutlass.Constexpr, dtype: cutlass.Constexpr, layout: Any) -> Any:
+    ptr = cute.make_ptr(dtype, stage_info.context.smem_base.data_ptr() + offset, cute.AddressSpace.smem,
+                        assumed_align=1024)
+    return cute.make_tensor(cute.recast_ptr(ptr, layout.inner), layout.outer)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Shape of one launch: tile counts and K tiles (Python ints for a static problem, runtime values for a
+    dynamic one), dtype, and the CuTe SMEM layouts (GPU path only)."""
+
+    tiles_m: int
+    tiles_n: int
+    k_tiles: int
+    raster: str
+    dtype: Any
+    persistent: bool = False
+    cluster_m: int = 1
+    a_layout: Any = None
+    b_layout: Any = None
+    epi_layout: Any = None
+    epi_tile: Any = None
+
+
+@dataclass(kw_only=True)
+class GmemAB(MemoryResource):
+    """GMEM A and B, seen by the load task as the K index of the next A/B tile pair."""
+
+    k: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self) -> None:
+        self.k = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0), docs="K tile index of the pair")
+
+    @consumer_work(returns=k)
+    @cute.jit
+    def k_coords(self, stage_info: StageInfo) -> cutlass.Int32:
+        return stage_info.loop_offset
+
+
+@dataclass(kw_only=True)
+class SmemAB(MemoryResource):
+    """``stages`` A tiles (tile_m x tile_k) and B tiles (tile_n x tile_k) in SMEM, filled by TMA, read by wgmma."""
+
+    tile_m: cutlass.Constexpr[int] = 128
+    tile_n: cutlass.Constexpr[int] = 128
+    tile_k: cutlass.Constexpr[int] = 64
+    element_bytes: cutlass.Constexpr[int] = 2
+    geo: cutlass.Constexpr[Any] = None
+    tma_atom_a: Any = None
+    tma_atom_b: Any = None
+    mA: Any = None
+    mB: Any = None
+    tiled_mma: Any = None
+    acc: Any = None
+    _a: cutlass.Constexpr[Any] = field(init=False, default=None)
+    _b: cutlass.Constexpr[Any] = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self._a = SmemAllocation("a_buf", size_bytes=0, alignment=1024)
+        self._b = SmemAllocation("b_buf", size_bytes=0, alignment=1024)
+
+    def get_smem_requirements(self) -> list[SmemAllocation]:
+        stages = self.pipeline_config.num_stages
+        self._a.size_bytes = stages * self.tile_m * self.tile_k * self.element_bytes
+        self._b.size_bytes = stages * self.tile_n * self.tile_k * self.element_bytes
+        return [self._a, self._b]
+
+    @producer_work
+    @cute.jit
+    def tma_load(self, stage_info: StageInfo, *, k: cutlass.Int32) -> None:
+        geo = self.geo
+        m, n = tile_coords(geo, stage_info)
+        sA = _smem_tensor(stage_info, self._a.offset, geo.dtype, geo.a_layout)
+        sB = _smem_tensor(stage_info, self._b.offset, geo.dtype, geo.b_layout)
+        # (bM, bK, RestK) and (bN, bK, RestK): this block's row of A tiles and column of B tiles
+        gA = cute.local_tile(self.mA, (self.tile_m, self.tile_k), (m, None))
+        gB = cute.local_tile(self.mB, (self.tile_n, self.tile_k), (n, None))
+        tAsA, tAgA = cute.nvgpu.cpasync.tma_partition(self.tma_atom_a, 0, cute.make_layout(1),
+                                                      cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
+        bar = cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr().toint(), cute.AddressSpace.smem)
+        cute.copy(self.tma_atom_a, tAgA[(None, k)], tAsA[(None, stage_info.stage_idx)], tma_bar_ptr=bar)
+        if cutlass.const_expr(geo.cluster_m == 1):
+            tBsB, tBgB = cute.nvgpu.cpasync.tma_partition(self.tma_atom_b, 0, cute.make_layout(1),
+                                                          cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+            cute.copy(self.tma_atom_b, tBgB[(None, k)], tBsB[(None, stage_info.stage_idx)], tma_bar_ptr=bar)
+        else:
+            # The cluster's blocks share this B tile: each loads its 1/cluster_m slice and multicasts it to all.
+            rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+            tBsB, tBgB = cute.nvgpu.cpasync.tma_partition(self.tma_atom_b, rank, cute.make_layout(geo.cluster_m),
+                                                          cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+            cute.copy(self.tma_atom_b, tBgB[(None, k)], tBsB[(None, stage_info.stage_idx)], tma_bar_ptr=bar,
+                      mcast_mask=cutlass.Int16((1 << geo.cluster_m) - 1))
+
+    @cute.jit
+    def _mma_stage(self, stage_info: StageInfo, first: cutlass.Constexpr[bool]) -> None:
+        geo = self.geo
+        sA = _smem_tensor(stage_info, self._a.offset, geo.dtype, geo.a_layout)
+        sB = _smem_tensor(stage_info, self._b.offset, geo.dtype, geo.b_layout)
+        tidx, _, _ = cute.arch.thread_idx()
+        warpgroup = cute.arch.make_warp_uniform(tidx // 128)
+        tiled_mma = self.tiled_mma
+        thr_mma = tiled_mma.get_slice(warpgroup * 128)
+        tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))
+        tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
+        tiled_mma.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, not first)
+        cute.nvgpu.warpgroup.fence()
+        for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+            coord = (None, None, kb, stage_info.stage_idx)
+            cute.gemm(tiled_mma, self.acc, tCrA[coord], tCrB[coord], self.acc)
+            tiled_mma.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, True)
+        cute.nvgpu.warpgroup.commit_group()
+
+    @consumer_work
+    @cute.jit
+    def wgmma_first(self, stage_info: StageInfo) -> None:
+        """The first K tile's MMAs (accumulators overwritten); waited for here only when it is the last."""
+        self._mma_stage(stage_info, True)
+        if self.geo.k_tiles == 1:
+            cute.nvgpu.warpgroup.wait_group(0)
+
+    @consumer_work
+    @cute.jit
+    def wgmma(self, stage_info: StageInfo) -> None:
+        """This K tile's MMAs; then wait until only they are in flight (none on the last K tile)."""
+        self._mma_stage(stage_info, False)
+        if stage_info.loop_offset == stage_info.loop_end - 1:
+            cute.nvgpu.warpgroup.wait_group(0)
+        else:
+            cute.nvgpu.warpgroup.wait_group(1)
+
+
+@dataclass(kw_only=True)
+class SmemEpilogue(MemoryResource):
+    """The C tile (tile_m x tile_n) staged in SMEM between the MMA task and the TMA store."""
+
+    tile_m: cutlass.Constexpr[int] = 128
+    tile_n: cutlass.Constexpr[int] = 128
+    element_bytes: cutlass.Constexpr[int] = 2
+    mma_threads: cutlass.Constexpr[int] = 128
+    aliased: cutlass.Constexpr[bool] = True
+    ab: cutlass.Constexpr[Any] = None
+    _c: cutlass.Constexpr[Any] = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self._c = SmemAllocation("epi_buf", size_bytes=self.tile_m * self.tile_n * self.element_bytes, alignment=1024)
+
+    def get_smem_requirements(self) -> list[SmemAllocation]:
+        return [self._c]
+
+    @producer_work
+    @cute.jit
+    def stage_accumulators(self, stage_info: StageInfo) -> None:
+        """fp32 accumulators -> C dtype -> SMEM (stmatrix, swizzled), every epilogue sub-tile of the block tile."""
+        ab = self.ab
+        geo = ab.geo
+        if cutlass.const_expr(self.aliased):
+            # Every warpgroup's last wgmma has read the A/B stages before any writes over them.
+            cute.arch.barrier(barrier_id=1, number_of_threads=self.mma_threads)
+        sC = _smem_tensor(stage_info, self._c.offset, geo.dtype, geo.epi_layout)
+        tidx, _, _ = cute.arch.thread_idx()
+        store_op = sm90.sm90_get_smem_store_op(tensor_utils.LayoutEnum.ROW_MAJOR, elem_ty_d=geo.dtype,
+                                               elem_ty_acc=cutlass.Float32)
+        atom_c = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), geo.dtype)
+        r2s = cute.make_tiled_copy_S(store_op, cute.make_tiled_copy_C_atom(atom_c, ab.tiled_mma))
+        thr = r2s.get_slice(tidx)
+        tRS_sC = thr.partition_D(sC)  # (R2S, R2S_M, R2S_N, EPI)
+        tRS_acc = r2s.retile(ab.acc)
+        part = cute.make_layout(cute.shape(thr.partition_S(sC))[:3])
+        vals = cute.size(part)
+        for epi in cutlass.range_constexpr(cute.size(tRS_sC, mode=[3])):
+            frag = cute.make_rmem_tensor(part, cutlass.Float32)
+            for v in cutlass.range_constexpr(vals):
+                frag[v] = tRS_acc[epi * vals + v]
+            out = cute.make_rmem_tensor(part, geo.dtype)
+            out.store(frag.load().to(geo.dtype))
+            cute.copy(r2s, out, tRS_sC[(None, None, None, epi)])
+        # The TMA engine (async proxy) reads what these generic stores wrote.
+        cute.arch.fence_proxy("async.shared", space="cta")
+
+    @consumer_work
+    @cute.jit
+    def read_tile(self, stage_info: StageInfo) -> None:
+        # The wait made the staged tile visible; GmemC.tma_store copies it out in the same iteration.
+        pass
+
+
+@dataclass(kw_only=True)
+class GmemC(MemoryResource):
+    """The output matrix C, written by TMA stores of the staged tile."""
+
+    epi: cutlass.Constexpr[Any] = None
+    tma_atom_c: Any = None
+    mC: Any = None
+
+    @producer_work
+    @cute.jit
+    def tma_store(self, stage_info: StageInfo) -> None:
+        epi = self.epi
+        ab = epi.ab
+        geo = ab.geo
+        m, n = tile_coords(geo, stage_info)
+        sC = _smem_tensor(stage_info, epi._c.offset, geo.dtype, geo.epi_layout)
+        gC = cute.local_tile(self.mC, (epi.tile_m, epi.tile_n), (m, n))
+        gC_epi = cute.zipped_divide(gC, geo.epi_tile)  # ((EpiM, EpiN), (RestM, RestN))
+        tSsC, tSgC = cute.nvgpu.cpasync.tma_partition(self.tma_atom_c, 0, cute.make_layout(1),
+                                                      cute.group_modes(sC, 0, 2), gC_epi)
+        rest = gC_epi.shape[1]
+        order = cute.make_layout(rest, stride=(rest[1], 1))
+        for epi_idx in cutlass.range_constexpr(cute.size(tSgC, mode=[1])):
+            cute.copy(self.tma_atom_c, tSsC[(None, epi_idx)], tSgC[(None, order.get_hier_coord(epi_idx))])
+        cute.arch.cp_async_bulk_commit_group()
+        cute.arch.cp_async_bulk_wait_group(0, read=True)  # the staged tile may be overwritten after this
