@@ -1,0 +1,158 @@
+"""``Dispatch``: rules (max_m, design) of one GEMM, validated with one message shape, picked by M, plain data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import tslab
+from tslab import Design, DesignError, Dispatch
+from tslab.core.schema import dispatch_schema, validate_dispatch_document
+from tslab.kernels import gemm_sm90, tma_copy
+
+SMALL = gemm_sm90.design(**gemm_sm90.DECODE)
+MIDDLE = gemm_sm90.design(tile_n=128, stages=5, cluster_m=2)
+LARGE = gemm_sm90.design()
+
+
+@pytest.fixture(scope="module")
+def three() -> Dispatch:
+    return Dispatch([(128, SMALL), (384, MIDDLE), (None, LARGE)])
+
+
+def test_is_a_public_name():
+    assert "Dispatch" in tslab.__all__ and tslab.Dispatch is Dispatch
+
+
+@pytest.mark.parametrize(("m", "index"), [(1, 0), (127, 0), (128, 0), (129, 1), (256, 1), (384, 1), (385, 2),
+                                          (512, 2), (1 << 20, 2)])
+def test_picks_the_first_rule_whose_bound_m_does_not_exceed(three, m, index):
+    assert three.pick((m, 8192, 8192)) == (index, three.designs[index])
+
+
+def test_one_rule_serves_every_m():
+    one = Dispatch([(None, LARGE)])
+    assert one.pick((1, 8, 8)) == one.pick((10**6, 8, 8)) == (0, LARGE)
+    assert one.ranges() == ["every M"]
+
+
+def test_pick_needs_a_shape_with_m(three):
+    with pytest.raises(DesignError, match=r"dispatch 'gemm_sm90': shape=\(\) has no M\n  hint: pass the problem's"):
+        three.pick(())
+
+
+@pytest.mark.parametrize(("rules", "key", "match"), [
+    ([], "M", r"^\[input\] dispatch: rules=\[\] is empty\n  hint: give at least one rule; the last one, "
+              r"\(None, design\), serves every M$"),
+    (5, "M", r"dispatch: rules=5 is not a list of \(max_m, design\) pairs\n  hint: pass e\.g\."),
+    ([(None, LARGE)], "N", r"dispatch: key='N' is not supported\n  hint: use one of 'M'"),
+    ([(128, SMALL)], "M", r"dispatch 'gemm_sm90' rule 1: max_m=128 is the last rule's bound\n  hint: make it None"),
+    ([(None, SMALL), (None, LARGE)], "M",
+     r"dispatch 'gemm_sm90' rule 1: max_m=None is not the last rule's bound\n  hint: only the last rule serves"),
+    ([(0, SMALL), (None, LARGE)], "M", r"rule 1: max_m=0 is not a positive int\n  hint: give the largest M"),
+    ([(True, SMALL), (None, LARGE)], "M", r"rule 1: max_m=True is not a positive int"),
+    ([(128.0, SMALL), (None, LARGE)], "M", r"rule 1: max_m=128\.0 is not a positive int"),
+    ([(256, SMALL), (128, MIDDLE), (None, LARGE)], "M",
+     r"dispatch 'gemm_sm90' rule 2: max_m=128 is not above rule 1's 256\n  hint: list the rules by ascending max_m"),
+    ([(128, SMALL), (128, MIDDLE), (None, LARGE)], "M", r"rule 2: max_m=128 is not above rule 1's 128"),
+    ([(128, "decode"), (None, LARGE)], "M",
+     r"dispatch rule 1: design='decode' is not a Design\n  hint: build one with tslab\.kernels\.gemm_sm90\.design"),
+    ([(128, tma_copy.design()), (None, LARGE)], "M",
+     r"dispatch 'tma_copy' rule 1: kernel='tma_copy' is not a GEMM \(its package is 'copy'\)\n  hint: a dispatch "
+     r"by M picks among designs of a catalog GEMM"),
+    ([(128, SMALL), (None, tma_copy.design())], "M", r"rule 2: kernel='tma_copy' is not a GEMM"),
+    ([(128, SMALL), (None, gemm_sm90.design(dtype="bf16"))], "M",
+     r"dispatch 'gemm_sm90' rule 2: dtype='bf16' differs from rule 1's 'fp16'\n  hint: one package takes one "
+     r"dtype: give every design dtype='fp16'"),
+])
+def test_invalid_rules_name_the_rule_the_field_and_the_fix(rules, key, match):
+    with pytest.raises(DesignError, match=match):
+        Dispatch(rules, key)
+
+
+def test_a_design_of_the_users_own_tasks_is_not_a_catalog_gemm():
+    own = Design.from_tasks(*_own_tasks())
+    with pytest.raises(DesignError, match=r"rule 1: kernel='custom' is not a GEMM \(it has no GPU kernel in the "
+                                          r"catalog\)"):
+        Dispatch([(None, own)])
+
+
+def _own_tasks() -> tuple:
+    blueprint = tma_copy.build()
+    return blueprint.tasks, blueprint.graph
+
+
+def test_ranges_name_both_ends(three):
+    assert three.ranges() == ["M <= 128", "129 <= M <= 384", "M >= 385"]
+
+
+def test_round_trip_through_plain_data_and_json(three):
+    data = three.to_dict()
+    assert data["tslab_dispatch"] == 1 and data["key"] == "M"
+    assert [r["max_m"] for r in data["rules"]] == [128, 384, None]
+    assert data["rules"][0]["design"] == SMALL.to_dict()
+    assert Dispatch.from_dict(data) == three
+    assert Dispatch.from_json(three.to_json()) == three
+    assert json.loads(three.to_json(indent=None)) == data
+
+
+def test_the_json_shape_is_checked_against_the_schema(three):
+    validate_dispatch_document(three.to_dict())
+    assert dispatch_schema()["$id"] == "https://tslab/schemas/dispatch.v1.json"
+
+
+@pytest.mark.parametrize(("mutate", "match"), [
+    (lambda d: d.pop("tslab_dispatch"), r"dispatch JSON: has no 'tslab_dispatch' key\n  hint: pass the text written "
+                                        r"by Dispatch\.to_json\(\)"),
+    (lambda d: d.update(key="K"), r"dispatch JSON: key=\"K\" is not allowed\n  hint: key must be the extent"),
+    (lambda d: d.update(rules=[]), r"dispatch JSON: rules=\[\] has 0 items"),
+    (lambda d: d["rules"][0].update(max_m=-1), r"rules\[0\]\.max_m=-1 is not allowed\n  hint: rules\[0\]\.max_m must "
+                                               r"be a positive integer, or null on the last rule"),
+    (lambda d: d["rules"][1].update(max_m="384"), r"rules\[1\]\.max_m=\"384\" is a string"),
+    (lambda d: d["rules"][2].update(extra=1), r"unknown key 'rules\[2\]\.extra'"),
+    (lambda d: d["rules"][0]["design"].update(bogus=1), r"unknown key 'rules\[0\]\.design\.bogus'"),
+])
+def test_wrong_shapes_name_the_path_and_what_is_allowed(three, mutate, match):
+    data = three.to_dict()
+    mutate(data)
+    with pytest.raises(DesignError, match=match):
+        Dispatch.from_dict(data)
+
+
+def test_not_json_at_all():
+    with pytest.raises(DesignError, match=r"dispatch JSON: not valid JSON .*\n  hint: pass the text written by "
+                                          r"Dispatch\.to_json\(\)"):
+        Dispatch.from_json("{")
+
+
+def test_rules_read_from_json_are_validated_like_any_others(three):
+    data = three.to_dict()
+    data["rules"][0]["max_m"] = 500
+    with pytest.raises(DesignError, match=r"rule 2: max_m=384 is not above rule 1's 500"):
+        Dispatch.from_dict(data)
+
+
+def test_with_params_sets_them_on_every_design(three):
+    bf16 = three.with_params(dtype="bf16")
+    assert [d.params["dtype"] for d in bf16.designs] == ["bf16"] * 3
+    assert bf16.designs[0] == SMALL.with_params(dtype="bf16")
+
+
+def test_text_and_mime_bundle_show_the_table(three):
+    text = three.text()
+    assert text.splitlines() == [
+        "gemm_sm90 by M, 3 designs, dtype fp16:",
+        "  M <= 128         tile_m=64, tile_n=128, stages=8, mma_warpgroups=1, cluster_m=2",
+        "  129 <= M <= 384  tile_n=128, stages=5, cluster_m=2",
+        "  M >= 385         the kernel's defaults",
+    ]
+    assert repr(three) == text
+    bundle = three._repr_mimebundle_()
+    assert bundle["text/plain"] == text
+    assert "<td>129 &lt;= M &lt;= 384</td><td>tile_n=128, stages=5, cluster_m=2</td>" in bundle["text/html"]
+
+
+def test_the_table_names_edits():
+    edited = LARGE.with_pipeline("smem_ab", num_stages=2)
+    assert Dispatch([(None, edited)]).table() == [("every M", "the kernel's defaults; edited: smem_ab")]
