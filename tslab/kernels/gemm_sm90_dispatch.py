@@ -7,7 +7,7 @@ larger M. Where each bound comes from (benchmarks/NOTES.md, "GEMM", fp16 with N 
   M = 256 the pairs below beat it).
 - 129 <= M <= 384: ``PAIRS_128``, 128 x 128 tiles, 2 warpgroups, pairs along M (row #18: at M = 256 1.55x the
   default and above DECODE's 548; the "Variants at M = 256" table there: 624 fp16 / 645 bf16, 1.16x DECODE,
-  with 5 stages because 6 do not fit beside the dedicated C tile).
+  with 5 stages; 6 were refused there as over SMEM).
 - M >= 385: the kernel's defaults (row #19: at M = 512 the default 712 against 692 for the pairs).
 
 384 lies halfway between the measured M = 256 and M = 512 and was not measured itself; nor were M between 128
