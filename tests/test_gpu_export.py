@@ -146,6 +146,21 @@ def test_gemm_package_loads_without_tslab_and_names_the_shape_rule(exported_gemm
     ]
 
 
+def test_a_gemm_package_of_one_design_is_a_dispatch_of_one_rule(exported_gemm):
+    meta = json.loads((exported_gemm / "design.json").read_text())
+    assert list(meta) == ["kernel", "kind", "arch", "dynamic", "shape", "shape_rules", "tensor_divisibility", "dtype",
+                          "sms", "launch", "design", "edits", "verdict", "trip_counts_checked", "checked_beyond_ts"]
+    code = LOADER.format(name=exported_gemm.name) + textwrap.dedent("""
+        print(kernel.DISPATCH, kernel.design_for(1) is kernel.design_for(10**6) is kernel.DESIGNS[0],
+              kernel.DESIGNS[0]["object"], kernel.DESIGNS[0]["design"] == kernel.META["design"])
+    """)
+    out = subprocess.run([sys.executable, "-c", code, str(exported_gemm.parent)], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    last = out.stdout.strip().splitlines()[-1]
+    assert last == "{'key': 'M', 'rules': [{'max_m': None, 'design': 0}]} True kernel.o True"
+
+
 def test_gemm_package_test_file_runs(exported_gemm):
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(exported_gemm)],
                          capture_output=True, text=True, timeout=180, check=False, cwd=exported_gemm.parent)

@@ -43,7 +43,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 META = json.loads((HERE / "design.json").read_text())
 ARCH: str = META["arch"]
-_module: Any = None
+DESIGNS: list[dict[str, Any]] = [dict(META, object="kernel.o", prefix="kernel")]
+_modules: dict[int, Any] = {{}}
 
 
 {load_function}'''

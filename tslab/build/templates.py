@@ -3,6 +3,9 @@
 A package is one of two kinds: a copy (``run(src, dst)``, ``copy(src)``) or a GEMM (``run(a, b, c)``,
 ``gemm(a, b)``). Both check the GPU's arch and every tensor before a launch and name the rule a tensor breaks,
 and both register a ``torch.library`` custom op with a fake (meta) implementation when torch is importable.
+A package holds the designs in ``DESIGNS``, each compiled into its own object file: one, or for a GEMM exported
+from a ``Dispatch`` several, of which ``DISPATCH`` picks one per launch by M (a single design is a dispatch of
+one rule).
 Placeholders are ``string.Template``'s ``$name``. The package has no ``from __future__ import annotations``:
 ``torch.library.custom_op`` reads the op's schema from real annotations.
 """
@@ -35,8 +38,9 @@ GEMM_DOC = '''"""$kernel compiled for $arch: C = A @ B.T in $dtype with fp32 acc
     c = torch.ops.$name.gemm(a, b)         # the same as a torch custom op (works inside torch.compile)
 
 Shapes: $rules.
+Designs: $designs.
 Needs only nvidia-cutlass-dsl (its runtime library) and a GPU of arch $arch; nothing is recompiled.
-design.json holds the design, VERDICT.txt the checker's verdict it was built from.
+design.json holds the design(s), VERDICT.txt the checker's verdict each was built from.
 """
 '''
 
@@ -51,7 +55,9 @@ ARCH: str = META["arch"]
 DTYPE: str = META["dtype"]
 #: None: any shape the rules in META["shape_rules"] accept; else the one shape this package was compiled for.
 SHAPE: tuple[int, ...] | None = None if META["dynamic"] else tuple(META["shape"])
-_module: Any = None
+#: The compiled designs, each with its object file, shape rule and checks (several for a GEMM dispatch by M).
+DESIGNS: list[dict[str, Any]] = META.get("designs") or [dict(META, object="kernel.o", prefix="kernel")]
+_modules: dict[int, Any] = {}
 
 
 class ExportedKernelError(RuntimeError):
@@ -98,14 +104,14 @@ def _check_tensor(name: str, t: Any) -> None:
         raise ExportedKernelError(f"{name}: must be a contiguous CUDA tensor aligned to 16 bytes (.contiguous())")
 
 
-def _check_shape(name: str, shape: tuple[int, ...]) -> None:
-    """Raise naming the rule ``shape`` breaks (META["shape_rules"], or the one shape of a static export)."""
+def _check_shape(name: str, shape: tuple[int, ...], index: int = 0) -> None:
+    """Raise naming the rule ``shape`` breaks (design ``index``'s shape rule, or the one shape of a static export)."""
     if SHAPE is not None:
         if shape != SHAPE:
             raise ExportedKernelError(f"{name}: shape {shape} != {SHAPE}; this kernel was exported for {SHAPE} "
                                       "only; export it again without shape= to serve every shape")
         return
-    rules = META["shape_rules"]
+    rules = DESIGNS[index]["shape_rules"]
     if len(shape) != len(rules["names"]):
         raise ExportedKernelError(f"{name}: shape {shape} has {len(shape)} dimensions; this kernel takes "
                                   f"{len(rules['names'])}: {', '.join(rules['names'])} ({rules['text']})")
@@ -125,18 +131,18 @@ def _stream(t: Any, stream: Any) -> Any:
     return cu.CUstream(torch.cuda.current_stream(t.device).cuda_stream) if stream is None else stream
 
 
-def _launch(tensors: tuple, stream: Any) -> None:
-    """Launch on ``tensors``; a runtime-shape kernel gets them marked dynamic exactly as it was compiled."""
+def _launch(tensors: tuple, stream: Any, index: int = 0) -> None:
+    """Launch design ``index`` on ``tensors``; a runtime-shape kernel gets them marked dynamic as it was compiled."""
     from cutlass.cute.runtime import from_dlpack
 
-    marks = META["tensor_divisibility"] or [[] for _ in tensors]
+    marks = DESIGNS[index]["tensor_divisibility"] or [[] for _ in tensors]
     args = []
     for t, divisibility in zip(tensors, marks):
         arg = from_dlpack(t.detach(), assumed_align=16)  # the kernel writes no autograd history
         for mode, multiple in enumerate(divisibility):
             arg = arg.mark_compact_shape_dynamic(mode=mode, divisibility=multiple)
         args.append(arg)
-    load()(*args, stream)
+    load(index)(*args, stream)
 '''
 
 COPY = '''
@@ -182,6 +188,19 @@ torch_op = _register_torch_op()
 '''
 
 GEMM = '''
+#: Which design a launch uses: the first rule whose max_m is None or at least the launch's M (rule "design" is an
+#: index into DESIGNS).
+DISPATCH: dict[str, Any] = META.get("dispatch") or {"key": "M", "rules": [{"max_m": None, "design": 0}]}
+
+
+def design_for(m: int) -> dict[str, Any]:
+    """The entry of DESIGNS (its design, verdict, object file) a launch with ``m`` rows of A uses."""
+    return DESIGNS[_index_for(m)]
+
+
+def _index_for(m: int) -> int:
+    return next(rule["design"] for rule in DISPATCH["rules"] if rule["max_m"] is None or m <= rule["max_m"])
+
 
 def run(a: "torch.Tensor", b: "torch.Tensor", c: "torch.Tensor", stream: Any = None) -> None:  # noqa: F821
     """``c = a @ b.T`` for ``a`` M x K, ``b`` N x K and ``c`` M x N, all row-major, on ``stream``."""
@@ -196,8 +215,9 @@ def run(a: "torch.Tensor", b: "torch.Tensor", c: "torch.Tensor", stream: Any = N
                                   "(pass B transposed: b = B.T.contiguous())")
     if tuple(c.shape) != (m, n):
         raise ExportedKernelError(f"c: shape {tuple(c.shape)} != (M, N) = {(m, n)}")
-    _check_shape("(M, N, K)", (m, n, k))
-    _launch((a, b, c), _stream(a, stream))
+    index = _index_for(m)
+    _check_shape("(M, N, K)", (m, n, k), index)
+    _launch((a, b, c), _stream(a, stream), index)
 
 
 def gemm(a: "torch.Tensor", b: "torch.Tensor") -> "torch.Tensor":  # noqa: F821
@@ -241,7 +261,7 @@ torch_op = _register_torch_op()
 
 def package_init(kind: str, **fields: str) -> str:
     """``__init__.py`` of a ``kind`` ('copy' or 'gemm') package; ``fields``: name, kernel, arch, dtype, rules,
-    example."""
+    example, and for a GEMM designs (which designs serve which M, in words)."""
     doc, body = (GEMM_DOC, GEMM) if kind == "gemm" else (COPY_DOC, COPY)
     return Template(doc + COMMON + body).substitute(fields, load_function=LOAD_FUNCTION)
 
@@ -299,6 +319,20 @@ def test_refuses_a_shape_it_cannot_take():
 '''
 
 
-def package_test(name: str, examples: list[tuple[int, ...]]) -> str:
-    """``test_kernel.py`` of package ``name``, checking ``examples`` shapes on a GPU."""
-    return Template(TEST).substitute(name=name, examples=repr(examples))
+DISPATCH_TEST = '''
+
+# (M, the design tslab's Dispatch picked for it), on both sides of each bound
+PICKS = $picks
+
+
+@pytest.mark.parametrize(("m", "index"), PICKS)
+def test_design_for_follows_the_dispatch(m, index):
+    assert kernel.design_for(m) is kernel.DESIGNS[index]
+'''
+
+
+def package_test(name: str, examples: list[tuple[int, ...]], picks: list[tuple[int, int]] | None = None) -> str:
+    """``test_kernel.py`` of package ``name``, checking ``examples`` shapes on a GPU, and for a package exported
+    from a dispatch that ``design_for(m)`` names the design ``picks`` gives each ``m``."""
+    text = Template(TEST).substitute(name=name, examples=repr(examples))
+    return text + Template(DISPATCH_TEST).substitute(picks=repr(picks)) if picks else text

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from typing import Any
 
 from ..errors import TslabError, cli_message
+
+#: Catalog kernels with a dispatch by M measured on a GPU (``--tuned``), and the module whose ``tuned()`` gives it.
+TUNED = {"gemm_sm90": "tslab.kernels.gemm_sm90_dispatch"}
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -30,7 +34,11 @@ def _param(text: str) -> tuple[str, Any]:
 def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``tslab export`` (the main CLI calls this on its subparser)."""
     parser.add_argument("name", help="catalog GPU kernel (gemm_sm90, grid_stride_copy, tma_copy; demo_deadlock "
-                        "with --force), a design JSON file, or kernel.py::host_fn (with --arg, --knob)")
+                        "with --force), a design or dispatch JSON file (Design.to_json(), Dispatch.to_json()), or "
+                        "kernel.py::host_fn (with --arg, --knob)")
+    parser.add_argument("--tuned", action="store_true",
+                        help="export the kernel's dispatch by M measured on the H200 (gemm_sm90): several designs "
+                        "in one package, one picked per launch; --param applies to each (e.g. --param dtype=bf16)")
     parser.add_argument("--arch", default="sm_90a", help="GPU arch to compile for (default: sm_90a)")
     parser.add_argument(
         "-o", "--output", required=True, help="package folder to write; its name is the module name"
@@ -72,6 +80,28 @@ def _export_captured(args: argparse.Namespace, design: Any) -> int:
     return 0
 
 
+def _tuned(name: str) -> Any:
+    """The measured dispatch of catalog kernel ``name`` (``--tuned``)."""
+    if name not in TUNED:
+        raise TslabError(f"--tuned: kernel '{name}' has no measured dispatch; kernels with one: {', '.join(TUNED)}; "
+                         "drop --tuned to export one design")
+    return importlib.import_module(TUNED[name]).tuned()
+
+
+def _from_json(text: str) -> Any:
+    """A saved Dispatch (it carries ``tslab_dispatch``) or a saved Design."""
+    from ..core.design import Design
+    from ..core.dispatch import Dispatch
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, dict) and "tslab_dispatch" in data:
+        return Dispatch.from_dict(data)
+    return Design.from_json(text)
+
+
 def export_command(args: argparse.Namespace) -> int:
     """Run ``tslab export`` with parsed ``args``; prints the package path, returns the exit code."""
     from pathlib import Path
@@ -84,12 +114,20 @@ def export_command(args: argparse.Namespace) -> int:
 
     try:
         require_arch(args.arch, f"export of '{args.name}'")
+        if args.tuned and (is_target(args.name) or args.name.endswith(".json")):
+            raise TslabError(f"--tuned with {args.name!r}: --tuned takes a catalog kernel name, e.g. "
+                             "'tslab export gemm_sm90 --tuned'; a saved dispatch JSON is exported without it")
         if is_target(args.name):
             return _export_captured(args, capture_target(args.name, args.arg, arch=args.arch))
         if args.name.endswith(".json"):
-            design = Design.from_json(Path(args.name).read_text())
-            if design.is_captured:
+            design = _from_json(Path(args.name).read_text())
+            if isinstance(design, Design) and design.is_captured:
                 return _export_captured(args, design)
+            if args.param:
+                design = design.with_params(**dict(args.param))
+        elif args.tuned:
+            require_gpu_kernel(args.name)
+            design = _tuned(args.name)
             if args.param:
                 design = design.with_params(**dict(args.param))
         else:

@@ -1,10 +1,12 @@
-"""``export(design, path, arch)``: an importable Python package holding the compiled kernel.
+"""``export(design, path, arch)``: an importable Python package holding the compiled kernel, or for a
+:class:`~tslab.core.dispatch.Dispatch` several compiled designs of one GEMM and the rule that picks one by M.
 
 The package needs only nvidia-cutlass-dsl's runtime (no tslab, no recompilation): it loads the exported
 object with ``cutlass.cute.runtime.load_module`` and checks arch, shapes and dtypes before each launch. Kernels
 that compile with runtime extents are exported once for every shape they accept (unless ``shape=`` asks for
 one); their loop trip counts are then runtime values, so the design is checked at every trip count from 1 to
 ``2 * stages + 1`` (a pipeline's phase pattern repeats every ``2 * stages`` trips) and VERDICT.txt says so.
+Every design of a dispatch is checked the same way before anything is written.
 """
 
 from __future__ import annotations
@@ -17,10 +19,32 @@ from pathlib import Path
 from typing import Any
 
 from ..build import templates
-from ..build.targets import require_arch, resolve, shape_rules
+from ..build.targets import Target, require_arch, resolve, shape_rules
+from ..core.dispatch import Dispatch
 from .errors import GpuError, UnsafeDesignError
 from .guards import DEFAULT_SMS, checked_target, verified
 from .worker import run_job
+
+
+@dataclasses.dataclass(frozen=True)
+class _Checked:
+    """One design ready to compile: its GPU target and what its checks found."""
+
+    design: Any
+    target: Target
+    verdict: Any
+    trip_checks: list[tuple[int, str]]
+
+    def record(self) -> dict[str, Any]:
+        """What design.json keeps of the design and its checks."""
+        return {
+            "design": self.design.to_dict(),
+            # What was applied at TaskManager construction: the kernel module's own schedules and the design's edits.
+            "edits": {"schedules": self.target.schedules, "alias_groups": self.target.alias_groups},
+            "verdict": self.verdict.status,
+            "trip_counts_checked": [[count, status] for count, status in self.trip_checks],
+            "checked_beyond_ts": _kernel_rules_checked(self.target),
+        }
 
 
 def export(
@@ -38,9 +62,12 @@ def export(
 ) -> Path:
     """Write the package ``path`` (its folder name is the import name); returns the folder.
 
-    ``shape``: None compiles with runtime extents, for every shape the kernel accepts; a shape exports for
-    that one shape. ``sms`` sizes the persistent grid baked into the kernel (default: the arch's usual count).
+    ``design``: a Design, or a Dispatch of GEMM designs (each compiled with runtime extents into its own object;
+    the package picks one per launch by M). ``shape``: None compiles with runtime extents, for every shape the
+    kernel accepts; a shape exports for that one shape. ``sms`` sizes the persistent grid baked into the kernel
+    (default: the arch's usual count). Nothing is written unless every design passes its checks.
     """
+    dispatch = design if isinstance(design, Dispatch) else None
     require_arch(arch, f"export of '{getattr(design, 'kernel', design)}'")
     out = Path(path)
     name = out.name
@@ -49,65 +76,121 @@ def export(
             f"export: folder name {name!r} is not a Python identifier; name the folder like a module, "
             "e.g. 'tma_copy_sm90'"
         )
+    if out.exists() and not overwrite:
+        raise GpuError(f"export: {out} exists; pass overwrite=True (CLI: --force) or choose another folder")
+    if dispatch is not None and shape is not None:
+        raise GpuError(f"export of the dispatch of '{dispatch.kernel}': shape={tuple(shape)} asks for one shape, "
+                       "but a dispatch picks its design by M at each launch and compiles for every shape; drop "
+                       "shape= (CLI: --shape), or export one design for one shape")
+    if dispatch is None:
+        checked = [_checked(design, shape, dtype, launch, force)]
+    else:
+        checked = [_checked_rule(dispatch, i, dtype, launch, force) for i in range(len(dispatch.rules))]
+    sms = sms or DEFAULT_SMS.get(arch, 132)
+    prefixes = ["kernel"] if dispatch is None else [f"kernel_{i}" for i in range(len(checked))]
     if out.exists():
-        if not overwrite:
-            raise GpuError(
-                f"export: {out} exists; pass overwrite=True (CLI: --force) or choose another folder"
-            )
         shutil.rmtree(out)
+    out.mkdir(parents=True)
+    try:
+        jobs = [run_job("tslab.build.compile:export_job",
+                        {"target": c.target.to_dict(), "arch": arch, "sms": sms, "directory": str(out.resolve()),
+                         "prefix": prefix},
+                        timeout=timeout, what=f"export of '{c.target.kernel}' for {arch}")
+                for c, prefix in zip(checked, prefixes, strict=True)]
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    if dispatch is None:
+        _write_single(out, checked[0], jobs[0], arch, sms)
+    else:
+        _write_dispatch(out, dispatch, checked, jobs, prefixes, arch, sms)
+    return out
+
+
+def _checked(design: Any, shape: tuple[int, ...] | None, dtype: str | None, launch: dict[str, Any] | None,
+             force: bool) -> _Checked:
+    """``design`` resolved for the GPU and checked as an export checks it; raises unless SAFE (or ``force``)."""
     target = resolve(design, shape, dtype, launch)
     if shape is None and target.rules.dynamic:
         target = dataclasses.replace(target, dynamic=True)
     verdict = verified(design, force)
     target = checked_target(target, verdict)
     trip_checks = _trip_count_checks(design, force) if target.dynamic else []
-    sms = sms or DEFAULT_SMS.get(arch, 132)
-    out.mkdir(parents=True)
+    return _Checked(design, target, verdict, trip_checks)
+
+
+def _checked_rule(dispatch: Dispatch, index: int, dtype: str | None, launch: dict[str, Any] | None,
+                  force: bool) -> _Checked:
+    """Design ``index`` of ``dispatch`` checked as a single export is; a refusal names the rule's range."""
     try:
-        job = run_job(
-            "tslab.build.compile:export_job",
-            {
-                "target": target.to_dict(),
-                "arch": arch,
-                "sms": sms,
-                "directory": str(out.resolve()),
-                "prefix": "kernel",
-            },
-            timeout=timeout,
-            what=f"export of '{target.kernel}' for {arch}",
-        )
-    except BaseException:
-        shutil.rmtree(out, ignore_errors=True)
-        raise
-    kind = target.rules.package
+        return _checked(dispatch.designs[index], None, dtype, launch, force)
+    except UnsafeDesignError as exc:
+        raise UnsafeDesignError(f"export of the dispatch of '{dispatch.kernel}': design {index} (for "
+                                f"{dispatch.ranges()[index]}) is refused, so nothing was written: {exc}",
+                                exc.verdict) from None
+
+
+def _head(target: Target, arch: str) -> dict[str, Any]:
+    return {"kernel": target.kernel, "kind": target.rules.package, "arch": arch, "dynamic": target.dynamic,
+            "shape": None if target.dynamic else list(target.shape)}
+
+
+def _write_single(out: Path, c: _Checked, job: dict[str, Any], arch: str, sms: int) -> None:
+    """design.json, VERDICT.txt, __init__.py and test_kernel.py of a package of one design."""
+    target = c.target
     meta = {
-        "kernel": target.kernel,
-        "kind": kind,
-        "arch": arch,
-        "dynamic": target.dynamic,
-        "shape": None if target.dynamic else list(target.shape),
+        **_head(target, arch),
         "shape_rules": shape_rules(target),
         # How each tensor argument is marked for a runtime-shape kernel (mode -> promised divisibility).
         "tensor_divisibility": job["tensor_divisibility"],
         "dtype": target.dtype,
         "sms": sms,
         "launch": target.launch,
-        "design": design.to_dict(),
-        # What was applied at TaskManager construction: the kernel module's own schedules and the design's edits.
-        "edits": {"schedules": target.schedules, "alias_groups": target.alias_groups},
-        "verdict": verdict.status,
-        "trip_counts_checked": [[count, status] for count, status in trip_checks],
-        "checked_beyond_ts": _kernel_rules_checked(target),
+        **c.record(),
     }
     (out / "design.json").write_text(json.dumps(meta, indent=2) + "\n")
-    (out / "VERDICT.txt").write_text(_verdict_text(verdict, trip_checks, meta["checked_beyond_ts"]) + "\n")
+    (out / "VERDICT.txt").write_text(_verdict_text(c.verdict, c.trip_checks, meta["checked_beyond_ts"]) + "\n")
     examples = [target.shape] if not target.dynamic else _examples(target)
     (out / "__init__.py").write_text(templates.package_init(
-        kind, name=name, kernel=target.kernel, arch=arch, dtype=target.dtype,
+        target.rules.package, name=out.name, kernel=target.kernel, arch=arch, dtype=target.dtype,
         rules=meta["shape_rules"]["text"] if target.dynamic else f"{tuple(target.shape)} only",
-        example=repr(examples[0])))
-    (out / "test_kernel.py").write_text(templates.package_test(name, examples))
-    return out
+        example=repr(examples[0]), designs="one, for every M"))
+    (out / "test_kernel.py").write_text(templates.package_test(out.name, examples))
+
+
+def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs: list[dict[str, Any]],
+                    prefixes: list[str], arch: str, sms: int) -> None:
+    """The same files for a dispatch: one design.json entry and one VERDICT.txt section per design."""
+    first = checked[0].target
+    entries = [{**c.record(), "shape_rules": shape_rules(c.target), "tensor_divisibility": job["tensor_divisibility"],
+                "object": f"{prefix}.o", "prefix": prefix}
+               for c, job, prefix in zip(checked, jobs, prefixes, strict=True)]
+    meta = {
+        **_head(first, arch),
+        "dtype": first.dtype,
+        "sms": sms,
+        "launch": first.launch,
+        "dispatch": {"key": dispatch.key,
+                     "rules": [{"max_m": bound, "design": i} for i, (bound, _) in enumerate(dispatch.rules)]},
+        "designs": entries,
+    }
+    (out / "design.json").write_text(json.dumps(meta, indent=2) + "\n")
+    sections = [dispatch.text()]
+    for i, (span, c, entry) in enumerate(zip(dispatch.ranges(), checked, entries, strict=True)):
+        sections.append(f"== {span}: design {i} ({entry['object']}) ==\n"
+                        + _verdict_text(c.verdict, c.trip_checks, entry["checked_beyond_ts"]))
+    (out / "VERDICT.txt").write_text("\n\n".join(sections) + "\n")
+    # M on both sides of each bound (the last range starts at the last bound + 1), with ragged N and K.
+    ragged = _examples(first)[1]
+    ms = sorted({1, *(m for bound, _ in dispatch.rules[:-1] for m in (bound, bound + 1))})
+    examples = [(m, *ragged[1:]) for m in ms] + [tuple(first.shape)]
+    rules = " or ".join(dict.fromkeys(entry["shape_rules"]["text"] for entry in entries))
+    designs = ", ".join(f"{span} design {i}" for i, span in enumerate(dispatch.ranges()))
+    (out / "__init__.py").write_text(templates.package_init(
+        first.rules.package, name=out.name, kernel=first.kernel, arch=arch, dtype=first.dtype, rules=rules,
+        example=repr(examples[-1]), designs=f"{len(entries)}, one per launch by M: {designs} (design_for(m))"))
+    (out / "test_kernel.py").write_text(templates.package_test(
+        out.name, examples, picks=[(m, dispatch.pick((m,))[0]) for m in ms]))
 
 
 def _trip_count_checks(design: Any, force: bool) -> list[tuple[int, str]]:

@@ -1,0 +1,165 @@
+"""Export of a Dispatch without a GPU: one object per design, design.json and VERDICT.txt per design, a package
+that picks by M and loads without tslab; a refused design leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tslab import Dispatch
+from tslab.cli import main
+from tslab.gpu.errors import GpuError, UnsafeDesignError
+from tslab.gpu.export import export
+from tslab.kernels import gemm_sm90
+from tslab.kernels.gemm_sm90_dispatch import tuned
+
+# M on both sides of each of tuned()'s bounds, and the index of the design each one uses.
+PICKS = [(1, 0), (64, 0), (128, 0), (129, 1), (256, 1), (384, 1), (385, 2), (512, 2), (4096, 2)]
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory):
+    """``tslab export gemm_sm90 --tuned``: the measured dispatch, fp16, compiled for sm_90a."""
+    out = tmp_path_factory.mktemp("exports") / "gemm_tuned_pkg"
+    assert main(["export", "gemm_sm90", "--tuned", "-o", str(out)]) == 0
+    return out
+
+
+def test_one_object_per_design_with_its_own_prefix(package):
+    names = {p.name for p in package.iterdir()}
+    assert {"kernel_0.o", "kernel_1.o", "kernel_2.o", "kernel_0.h", "kernel_1.h", "kernel_2.h", "design.json",
+            "VERDICT.txt", "__init__.py", "test_kernel.py"} <= names
+    assert "kernel.o" not in names
+    for i in range(3):
+        assert f"kernel_{i}_" in (package / f"kernel_{i}.h").read_text()
+
+
+def test_design_json_holds_the_rules_and_every_design_with_its_checks(package):
+    meta = json.loads((package / "design.json").read_text())
+    dispatch = tuned()
+    assert meta["dispatch"] == {"key": "M", "rules": [{"max_m": 128, "design": 0}, {"max_m": 384, "design": 1},
+                                                      {"max_m": None, "design": 2}]}
+    assert (meta["kernel"], meta["kind"], meta["arch"], meta["dtype"]) == ("gemm_sm90", "gemm", "sm_90a", "float16")
+    assert meta["dynamic"] is True and meta["shape"] is None
+    entries = meta["designs"]
+    assert [e["design"] for e in entries] == [d.to_dict() for d in dispatch.designs]
+    assert [(e["object"], e["prefix"]) for e in entries] == [(f"kernel_{i}.o", f"kernel_{i}") for i in range(3)]
+    for entry, design in zip(entries, dispatch.designs, strict=True):
+        stages = design.params["stages"]
+        assert entry["verdict"] == "SAFE"
+        assert entry["trip_counts_checked"] == [[count, "SAFE"] for count in range(1, 2 * stages + 2)]
+        assert entry["shape_rules"]["multiple_of"] == [1, 8, 8]
+        assert entry["tensor_divisibility"] == [[1, 8], [8, 8], [1, 8]]
+        assert entry["edits"] == {"schedules": {}, "alias_groups": None}
+    # DECODE and the 128 x 128 pairs run in clusters of 2, whose rule TS cannot see; the defaults do not.
+    assert [len(e["checked_beyond_ts"]) for e in entries] == [1, 1, 0]
+    assert "consumer_group.size 8" in entries[0]["checked_beyond_ts"][0]
+    assert "consumer_group.size 16" in entries[1]["checked_beyond_ts"][0]
+
+
+def test_verdict_txt_has_the_table_then_each_verdict_under_its_range(package):
+    text = (package / "VERDICT.txt").read_text()
+    assert text.startswith(tuned().text() + "\n\n== M <= 128: design 0 (kernel_0.o) ==\ngemm_sm90: SAFE\n")
+    heads = ["== M <= 128: design 0 (kernel_0.o) ==", "== 129 <= M <= 384: design 1 (kernel_1.o) ==",
+             "== M >= 385: design 2 (kernel_2.o) =="]
+    at = [text.index(head) for head in heads]
+    assert at == sorted(at)
+    sections = [text[a:b] for a, b in zip(at, [*at[1:], len(text)], strict=True)]
+    for section, last in zip(sections, (17, 11, 7), strict=True):
+        assert "\ngemm_sm90: SAFE\n" in section
+        assert f"checked at each trip count from 1 to {last} (" in section
+    assert "Clusters of 2" in sections[1] and "Clusters of 2" not in sections[2]
+
+
+def test_the_package_picks_by_m_and_loads_every_object_without_tslab(package):
+    code = textwrap.dedent(f"""
+        import importlib.abc, json, sys
+        class NoTslab(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "tslab" or name.startswith("tslab."):
+                    raise ImportError("tslab is not installed here")
+        sys.meta_path.insert(0, NoTslab())
+        sys.path.insert(0, sys.argv[1])
+        import {package.name} as kernel
+        loaded = [type(kernel.load(i)).__name__ for i in range(len(kernel.DESIGNS))]
+        picks = [kernel.DESIGNS.index(kernel.design_for(m)) for m in {[m for m, _ in PICKS]}]
+        try:
+            kernel._check_shape("(M, N, K)", (200, 100, 64), kernel._index_for(200))
+        except kernel.ExportedKernelError as exc:
+            error = str(exc)
+        print(json.dumps([loaded, picks, kernel.DISPATCH, error, "tslab" in sys.modules]))
+    """)
+    out = subprocess.run([sys.executable, "-c", code, str(package.parent)], capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    loaded, picks, dispatch, error, has_tslab = json.loads(out.stdout)
+    assert len(loaded) == 3 and len(set(loaded)) == 1 and not has_tslab
+    assert picks == [index for _, index in PICKS] == [tuned().pick((m, 64, 64))[0] for m, _ in PICKS]
+    assert dispatch["rules"][-1] == {"max_m": None, "design": 2}
+    assert error == ("(M, N, K): shape (200, 100, 64): N = 100 is not a multiple of 8; this kernel takes any M, N "
+                     "and K multiples of 8 (TMA needs 16-byte row strides); pad N")
+
+
+def test_the_package_test_file_covers_every_range_and_runs(package):
+    test = (package / "test_kernel.py").read_text()
+    assert "EXAMPLES = [(1, 64, 64), (128, 64, 64), (129, 64, 64), (384, 64, 64), (385, 64, 64), (4096, 4096, 4096)]" \
+        in test
+    assert "PICKS = [(1, 0), (128, 0), (129, 1), (384, 1), (385, 2)]" in test
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(package)],
+                         capture_output=True, text=True, timeout=300, check=False, cwd=package.parent)
+    assert out.returncode == 0, out.stdout[-2000:]
+    assert "6 passed" in out.stdout  # loads, and design_for at each of the five M; the GPU checks skip here
+
+
+def test_a_refused_design_leaves_nothing_behind(tmp_path):
+    over_smem = gemm_sm90.design(stages=9)  # 9 stages of 128 x 256 tiles: over SMEM, CAPACITY
+    dispatch = Dispatch([(128, gemm_sm90.design(**gemm_sm90.DECODE)), (None, over_smem)])
+    out = tmp_path / "refused_pkg"
+    with pytest.raises(UnsafeDesignError, match=r"export of the dispatch of 'gemm_sm90': design 1 \(for M >= 129\) "
+                                                r"is refused, so nothing was written: design 'gemm_sm90': "
+                                                r"tslab.check\(\) says CAPACITY"):
+        export(dispatch, out)
+    assert not out.exists()
+    # An older package in the folder stays when the new export is refused, even with overwrite=True.
+    out.mkdir()
+    (out / "design.json").write_text("{}")
+    with pytest.raises(UnsafeDesignError):
+        export(dispatch, out, overwrite=True)
+    assert [p.name for p in out.iterdir()] == ["design.json"]
+
+
+def test_a_dispatch_compiles_for_every_shape_so_one_shape_is_refused(tmp_path):
+    with pytest.raises(GpuError, match=r"shape=\(256, 8192, 8192\) asks for one shape, but a dispatch picks its "
+                                       r"design by M at each launch .*; drop shape= \(CLI: --shape\)"):
+        export(tuned(), tmp_path / "one_shape_pkg", shape=(256, 8192, 8192))
+    assert not (tmp_path / "one_shape_pkg").exists()
+
+
+def test_a_saved_dispatch_of_one_rule_exports_from_the_command_line(tmp_path, capsys):
+    saved = tmp_path / "bf16.json"
+    saved.write_text(Dispatch([(None, gemm_sm90.design(dtype="bf16"))]).to_json())
+    out = tmp_path / "gemm_bf16_pkg"
+    assert main(["export", str(saved), "-o", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    meta = json.loads((out / "design.json").read_text())
+    assert meta["dtype"] == "bfloat16" and meta["dispatch"]["rules"] == [{"max_m": None, "design": 0}]
+    assert (out / "VERDICT.txt").read_text().startswith("gemm_sm90 by M, 1 design, dtype bf16:\n  every M  the "
+                                                        "kernel's defaults\n\n== every M: design 0 (kernel_0.o) ==\n")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["tma_copy", "--tuned"], "tslab export: --tuned: kernel 'tma_copy' has no measured dispatch; kernels with one: "
+                              "gemm_sm90; drop --tuned to export one design"),
+    (["saved.json", "--tuned"], "tslab export: --tuned with 'saved.json': --tuned takes a catalog kernel name, e.g. "
+                                "'tslab export gemm_sm90 --tuned'; a saved dispatch JSON is exported without it"),
+    (["gemm_sm90", "--tuned", "--shape", "256x8192x8192"], "tslab export: export of the dispatch of 'gemm_sm90': "
+                                                            "shape=(256, 8192, 8192) asks for one shape"),
+])
+def test_command_line_errors_name_the_place_and_the_fix(tmp_path, capsys, args, message):
+    assert main(["export", *args, "-o", str(tmp_path / "never_pkg")]) == 1
+    assert capsys.readouterr().err.startswith(message)
+    assert not (tmp_path / "never_pkg").exists()
