@@ -1,0 +1,86 @@
+"""On a GPU: the export of ``gemm_sm90_dispatch.tuned()`` launches the design its rules give each M (both sides of
+every bound) and each matches the fp32 reference within twice torch.mm's own error plus one rounding of C; the
+torch custom op too, inside ``torch.compile``."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from tslab.gpu import device
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no NVIDIA GPU here")]
+
+#: M on both sides of tuned()'s bounds (128, 384) and well inside each range.
+MS = [1, 64, 128, 129, 256, 384, 385, 512, 4096]
+#: (N, K): a large decode-like pair, and K tails (520 = 8 K tiles of 64 + 8; 4104 = 64 x 64 + 8) with ragged N.
+NKS = [(8192, 8192), (1000, 520), (264, 4104)]
+TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
+
+
+@pytest.fixture(scope="module", params=["fp16", "bf16"])
+def package(request, tmp_path_factory):
+    """The exported package of ``tuned(dtype)``, imported, with its dtype."""
+    from tslab.gpu.export import export
+    from tslab.kernels.gemm_sm90_dispatch import tuned
+
+    out = export(tuned(request.param), tmp_path_factory.mktemp("exports") / f"tslab_gemm_tuned_{request.param}")
+    sys.path.insert(0, str(out.parent))
+    try:
+        yield request.param, importlib.import_module(out.name)
+    finally:
+        sys.path.remove(str(out.parent))
+
+
+def _checked(a, b, c, dtype: str) -> None:
+    from tslab.gpu.gemm_jobs import check, tolerance
+
+    result = check(a, b, c)
+    assert result["unwritten"] == 0 and result["rel_error"] <= tolerance(result, dtype), result
+
+
+@pytest.mark.parametrize(("n", "k"), NKS, ids=str)
+@pytest.mark.parametrize("m", MS)
+def test_each_m_launches_its_design_and_matches_the_reference(package, monkeypatch, m, n, k):
+    import torch
+
+    from tslab.gpu.gemm_jobs import operands
+    from tslab.kernels.gemm_sm90_dispatch import tuned
+
+    dtype, pkg = package
+    index, design = tuned(dtype).pick((m, n, k))
+    assert pkg.design_for(m) is pkg.DESIGNS[index] and pkg.DESIGNS[index]["design"] == design.to_dict()
+    launched = []
+    load = pkg.load
+
+    def spy(i: int = 0):
+        launched.append(i)
+        return load(i)
+
+    monkeypatch.setattr(pkg, "load", spy)
+    a, b, c = operands((m, n, k), TORCH_DTYPES[dtype], seed=m * 7 + n + k)
+    pkg.run(a, b, c)
+    torch.cuda.synchronize()
+    assert launched == [index]
+    _checked(a, b, c, TORCH_DTYPES[dtype])
+
+
+def test_the_torch_op_serves_every_range_inside_torch_compile(package):
+    import torch
+
+    from tslab.gpu.gemm_jobs import operands
+
+    dtype, pkg = package
+    op = getattr(torch.ops, pkg.__name__).gemm
+
+    def product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return op(a, b)
+
+    compiled = torch.compile(product, fullgraph=True)
+    for m in (128, 129, 385):
+        a, b, _ = operands((m, 1024, 520), TORCH_DTYPES[dtype], seed=m)
+        for c in (op(a, b), compiled(a, b)):
+            torch.cuda.synchronize()
+            _checked(a, b, c, TORCH_DTYPES[dtype])
