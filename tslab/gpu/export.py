@@ -20,6 +20,7 @@ from typing import Any
 
 from ..build import templates
 from ..build.targets import Target, require_arch, resolve, shape_rules
+from ..core.design import Design
 from ..core.dispatch import Dispatch
 from .errors import GpuError, UnsafeDesignError
 from .guards import DEFAULT_SMS, checked_target, verified
@@ -48,7 +49,7 @@ class _Checked:
 
 
 def export(
-    design: Any,
+    design: Design | Dispatch,
     path: str | Path,
     arch: str = "sm_90a",
     *,
