@@ -39,6 +39,22 @@ def test_decode_preset_fits_and_is_safe():
     assert v.status == "SAFE" and v.smem_total == 8 * (64 + 128) * 64 * 2 + 64 * 128 * 2
 
 
+@pytest.mark.parametrize("strategy", ["auto", "ts"])
+def test_pingpong_is_safe_with_whole_tiles_per_warpgroup_and_reallocated_registers(strategy):
+    """Ping-pong keeps the cooperative protocol (one MMA task of both warpgroups waits on and releases every stage),
+    with each warpgroup's accumulators for a whole 128 x 192 tile and setmaxnreg moving registers to them."""
+    d = gemm_sm90.design(**gemm_sm90.PINGPONG)
+    v = tslab.check(d, strategy=strategy)
+    assert v.status == "SAFE" and v.smem_total == 4 * (128 + 192) * 64 * 2 + 128 * 192 * 2
+    tasks = {t.name: t for t in gemm_sm90.build(**gemm_sm90.PINGPONG).tasks}
+    assert (tasks["MmaTask"].num_warps, tasks["MmaTask"].num_registers) == (8, gemm_sm90.PINGPONG_REGISTERS["mma"])
+    assert [(t.warp_idx, t.num_warps, t.num_registers) for t in (tasks["LoadTask"], tasks["EpilogueTask"])] == [
+        (8, 1, 40), (9, 3, 40)]
+    assert gemm_sm90.block_warps(d.params) == 12
+    regs = gemm_sm90.PINGPONG_REGISTERS
+    assert 2 * 128 * regs["mma"] + 128 * regs["other"] <= 65536
+
+
 ALL_THREADS = {"consumer_group": {"agent": "Thread", "size": 256}}
 
 
@@ -65,6 +81,11 @@ def test_ring_edits_that_break_the_cluster_are_invalid(params, edit, match):
     ({"cluster_m": 4}, "param 'cluster_m'.*not 1 or 2"),
     ({"dtype": "fp32"}, "param 'dtype'"),
     ({"raster": "rows"}, "did you mean 'row'"),
+    ({"schedule": "ping-pong"}, "did you mean 'pingpong'"),
+    ({"schedule": "pingpong", "mma_warpgroups": 1, "tile_n": 128}, "param 'mma_warpgroups'.*two warpgroups"),
+    ({"schedule": "pingpong", "persistent": False, "tile_n": 128}, "param 'persistent'.*take turns"),
+    ({"schedule": "pingpong", "tile_n": 256}, r"256 fp32 accumulator registers.*'pingpong', over 192"),
+    ({"tile_n": 192, "mma_warpgroups": 1}, r"(?s)192 fp32 .*over 128.*schedule='pingpong'"),
 ])
 def test_invalid_combinations_name_the_param(params, match):
     with pytest.raises(DesignError, match=match):

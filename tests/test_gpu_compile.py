@@ -77,6 +77,17 @@ def test_gemm_sm90_cluster_pair_multicasts_b_and_syncs_the_cluster():
     assert k.spills == 0
 
 
+def test_gemm_sm90_pingpong_moves_registers_to_the_mma_warpgroups_without_serialising_wgmma():
+    """Each warpgroup holds a whole 128 x 192 tile's accumulators: setmaxnreg raises the MMA warpgroups to 232 and
+    lowers the load/store warpgroup to 40; ptxas neither spills nor serialises the wgmmas (its C7511 remark)."""
+    k = gpu.compile(gemm_sm90.design(**gemm_sm90.PINGPONG), arch="sm_90a", shape=(1000, 1000, 1000))
+    assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232", k.ptx)
+    assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+40", k.ptx)
+    assert "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16" in k.ptx and ".reqntid 384" in k.ptx
+    assert k.spills == 0 and k.stack_frame == 0
+    assert "ptxas" in k.log and "C7511" not in k.log
+
+
 def test_gemm_sm90_refuses_an_all_thread_release_in_a_cluster():
     design = gemm_sm90.design(cluster_m=2).with_pipeline("smem_ab", consumer_group={"agent": "Thread", "size": 256})
     with pytest.raises(gpu.UnsafeDesignError, match=r"consumer_group\.size=256 in a cluster of 2"):

@@ -74,6 +74,32 @@ def test_clusters_of_two_serve_every_shape(dtype):
         _check_runtime_shapes(gemm_sm90.design(dtype=dtype, **params), [*SHAPES, (1, 64, 64), (130, 8192, 8192)])
 
 
+#: Ping-pong: every shape above (tile multiples, M/N edges, K tails, one K tile) plus shapes where a block gets an
+#: odd number of tiles, fewer tiles than SMs (some blocks get one tile: the second warpgroup only skips), and many.
+PINGPONG_SHAPES = [*SHAPES, (129 * 128, 192, 64), (384, 576, 136), (1, 64, 64), (8192, 8192, 1024), (130, 8192, 520)]
+TILE_KEYS = ("tile_m", "tile_n", "cluster_m")
+PINGPONG_VARIANTS = [
+    gemm_sm90.PINGPONG,
+    {**gemm_sm90.PINGPONG, "cluster_m": 2},
+    {**gemm_sm90.PINGPONG, "tile_n": 128, "stages": 6},
+    {**gemm_sm90.PINGPONG, "tile_m": 64, "tile_n": 256, "stages": 4, "raster": "row"},
+]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("params", PINGPONG_VARIANTS, ids=lambda p: "x".join(str(p.get(k, 1)) for k in TILE_KEYS))
+def test_pingpong_serves_every_shape(params, dtype):
+    """Two warpgroups taking the tiles in turns, runtime M, N, K: correct and every element written on 18 shapes
+    (each compile serves them all), with clusters of two and other tiles."""
+    _check_runtime_shapes(gemm_sm90.design(dtype=dtype, **params), PINGPONG_SHAPES)
+
+
+@pytest.mark.parametrize("shape", [(4096, 4096, 4096), (777, 1024, 4104)], ids=lambda s: "x".join(map(str, s)))
+def test_pingpong_static_compile_matches_fp32_reference(shape):
+    out = _gemm_run(resolve(gemm_sm90.design(**gemm_sm90.PINGPONG), shape), seed=11)
+    assert out["unwritten"] == 0 and out["rel_error"] <= tolerance(out, out["dtype"]), out
+
+
 def _check_runtime_shapes(design, shapes):
     """``design`` compiled with runtime M, N, K matches the fp32 reference on every shape, every element written."""
     import dataclasses

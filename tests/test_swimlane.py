@@ -30,7 +30,7 @@ def _move(studio, *, version=None, **step):
     lanes._message(lanes, message)
 
 
-RELEASE = {"task": "MmaTask", "index": 4, "resource": "smem_ab", "stage": "ConsumerRelease", "label": None}
+RELEASE = {"task": "MmaTask", "index": 5, "resource": "smem_ab", "stage": "ConsumerRelease", "label": None}
 
 
 def test_a_step_dragged_in_the_studio_swimlane_moves_it_in_the_design_and_history():
@@ -41,7 +41,7 @@ def test_a_step_dragged_in_the_studio_swimlane_moves_it_in_the_design_and_histor
     _move(studio, **RELEASE, section="loop", to_index=1)  # release before the wgmma of the same trip
     studio.wait()
     loop = [s[1] for s in studio.design.schedule("MmaTask") if s[2] == "Loop"]
-    assert loop == ["ConsumerWait", "ConsumerRelease", "ConsumerWork"]
+    assert loop == ["ConsumerWait", "ConsumerRelease", "ConsumerWork", "ConsumerWork"]
     assert "ConsumerRelease" in studio.history.labels()[-1] and len(studio.history) == 2
     assert studio.verdict.design is studio.design
     assert studio._lane_note.value == ""
@@ -56,6 +56,6 @@ def test_a_move_from_lanes_that_showed_another_design_is_refused_and_changes_not
     _move(studio, **RELEASE, section="loop", to_index=1, version=studio._swimlane.version - 1)
     assert studio.design is before and len(studio.history) == 1
     assert "earlier design" in studio._lane_note.value
-    _move(studio, **{**RELEASE, "stage": "ConsumerWait"}, section="loop", to_index=1)  # not the step at index 4
+    _move(studio, **{**RELEASE, "stage": "ConsumerWait"}, section="loop", to_index=1)  # not the step at index 5
     assert studio.design is before and "earlier design" in studio._lane_note.value
     studio.close()

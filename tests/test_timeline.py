@@ -174,3 +174,19 @@ def test_both_sides_of_a_shallow_ring_waiting_on_each_other_read_as_too_few_stag
     load, store = (next(line for line in recorded.reading() if line.startswith(t)) for t in ("LoadTask", "StoreTask"))
     assert "too shallow" in load and "more stages should help" in load and "would not help" not in load
     assert "data late" in store
+
+
+@pytest.mark.parametrize("trips", [[63, 63], [127, 40, 1]])
+def test_a_loop_with_a_last_trip_step_places_every_trip_count(trips):
+    """gemm_sm90 waits for its last K tile's MMAs in a step of the loop's last trip only (``LastIter``): tiles of
+    many trips are placed with their own trip counts (a steady trip is one step shorter than the first)."""
+    (mma,) = [s for s in task_steps(design("gemm_sm90").lower().tasks) if s.name == "MmaTask"]
+    names = [f"{s['resource']}_{s['stage']}" for n in trips for s in mma.tile(n)]
+    placed = place(mma, [(32 * i, 32 * i + 16, name) for i, name in enumerate(names)])
+    per_tile = {}
+    for _, step in placed:
+        if step["section"] == "loop":
+            per_tile[step["tile"]] = max(per_tile.get(step["tile"], 0), step["iteration"] + 1)
+    assert [per_tile.get(t, 0) for t in range(len(trips))] == trips
+    drains = [(s["tile"], s["iteration"]) for _, s in placed if s["section"] == "loop" and s["index"] == 2]
+    assert drains == [(t, n - 1) for t, n in enumerate(trips)]  # the last trip's wait, once per tile

@@ -71,7 +71,7 @@ class TaskSteps:
 
     @functools.cached_property
     def loop_length(self) -> int:
-        return max(1, len(self.tile(1)) - len(self.tile(0)))
+        return max(1, len(self.tile(2)) - len(self.tile(1)))  # a steady trip: guards fire on the first or last
 
 
 def task_steps(tasks: list[Any], stages: set[str] | None = None, resources: set[str] | None = None) -> list[TaskSteps]:

@@ -31,14 +31,29 @@ Resources:
     WorkQueue    (persistent only) TS's static persistent tile scheduler; ``raster='grouped'`` swizzles tiles
                  in groups of ``RASTER_GROUP`` along M for L2 reuse
 
+Ping-pong (``schedule='pingpong'``, two warpgroups, persistent): each warpgroup multiplies whole ``tile_m x
+tile_n`` tiles, and the two take the tiles the WorkQueue hands the block in turns (warpgroup 0 the block's 1st,
+3rd, ... tile, warpgroup 1 its 2nd, 4th, ...), counted by the WorkQueue's own scheduler. The warpgroup whose turn
+it is not waits on and releases the tile's A/B stages without multiplying them, then acquires and commits the
+staged C tile without writing it. So while one warpgroup converts and stages its accumulators, the other is
+already multiplying the next tile from the stages the load warp filled meanwhile; each warpgroup holds a whole
+tile's accumulators (up to 192 fp32 registers per thread), so setmaxnreg gives the MMA warpgroups 232 registers
+and the warpgroup of the load and epilogue warps (three epilogue warps here, one of which stores) 40.
+What TS checks is the protocol every MMA thread follows: the MMA task (both warpgroups) waits on and releases
+every stage and acquires and commits every staged C tile, exactly as in the cooperative schedule. Which
+warpgroup multiplies a tile is decided inside the work (``SmemAB.multiplies_this_tile``), not by TS. The two
+warpgroups stay one TS task on purpose: as two TS tasks their wgmma code is emitted twice, and ptxas then
+serialises every wgmma (C7511, seen on every tile shape down to 64 x 64).
+
 Clusters (``cluster_m=2``): blocks run in pairs on M-adjacent tiles of one column. Each loads half of the shared
 B tile by a multicast TMA copy into both blocks' SMEM, so a stage is refilled only when both have released it:
 ``smem_ab`` takes the cluster layout (1, 2, 1, 1) and one release lane per MMA warp per block. TS checks one
 block; :func:`consistency_issues` states the pair's rule, which ``tslab.check`` and ``gpu.compile`` enforce.
 Tasks:
     MmaTask      warps 0..W-1: ``mma_warpgroups`` warpgroups, each owning ``tile_m / mma_warpgroups`` rows
-    LoadTask     warp W: one elected thread issues the TMA loads of A and B
-    EpilogueTask warp W+1: issues the TMA stores of the staged C tile
+                 (cooperative), or taking whole tiles in turns (ping-pong, 232 registers)
+    LoadTask     warp W: one elected thread issues the TMA loads of A and B (ping-pong: 40 registers)
+    EpilogueTask warp W+1 (ping-pong: warps W+1..W+3, 40 registers): issues the TMA stores of the staged C tile
 """
 
 
@@ -58,14 +73,17 @@ NAME = "gemm_sm90"
 SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> stmatrix epilogue -> TMA store, persistent"
 #: Defaults: the fastest configuration measured on the H200 (benchmarks/NOTES.md, "GEMM").
 PARAMS: dict[str, Any] = {
-    "tile_m": 128, "tile_n": 256, "tile_k": 64, "stages": 3, "mma_warpgroups": 2, "persistent": True,
-    "cluster_m": 1, "raster": "grouped", "epilogue": "dedicated", "dtype": "fp16", "k_tiles": 4,
+    "tile_m": 128, "tile_n": 256, "tile_k": 64, "stages": 3, "mma_warpgroups": 2, "schedule": "cooperative",
+    "persistent": True, "cluster_m": 1, "raster": "grouped", "epilogue": "dedicated", "dtype": "fp16", "k_tiles": 4,
 }
 #: The one-tile-per-block variant whose C tile aliases the A/B ring (the tutorials' memory and aliasing design).
 ALIASED: dict[str, Any] = {"tile_n": 128, "mma_warpgroups": 1, "stages": 4, "persistent": False, "epilogue": "aliased"}
 #: Few rows of A (decode-like, e.g. M = 128): 64 x 128 tiles give the SMs enough blocks, 8 stages keep B streaming,
 #: and pairs along M multicast each B tile so it is read from memory once (benchmarks/NOTES.md, "GEMM").
 DECODE: dict[str, Any] = {"tile_m": 64, "tile_n": 128, "mma_warpgroups": 1, "stages": 8, "cluster_m": 2}
+#: Ping-pong: two warpgroups take the tiles in turns, each multiplying a whole 128 x 192 tile, so one stages its
+#: tile's C while the other multiplies (the tile quack-kernels finds best on the large shapes).
+PINGPONG: dict[str, Any] = {"tile_m": 128, "tile_n": 192, "stages": 4, "schedule": "pingpong"}
 DTYPE_BYTES = {"fp16": 2, "bf16": 2}
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 RASTERS = ("grouped", "row")
@@ -74,6 +92,26 @@ MMA_WARPGROUPS = (1, 2)
 #: Blocks per cluster along M: a pair of blocks computes two M-adjacent tiles and multicasts each B tile to both.
 CLUSTERS = (1, 2)
 EPILOGUES = ("aliased", "dedicated")
+#: How the MMA warpgroups share the work: ``cooperative`` splits each tile's rows between them; ``pingpong`` gives
+#: each warpgroup whole tiles in turns, so one's epilogue overlaps the other's mainloop.
+MMA_SCHEDULES = ("cooperative", "pingpong")
+#: fp32 accumulator registers per MMA thread each schedule allows (the rest hold addresses, loop state and the
+#: epilogue's conversions): ping-pong raises its MMA warpgroups' budget with setmaxnreg.
+MAX_ACC_REGISTERS = {"cooperative": 128, "pingpong": 192}
+#: Ping-pong's register split (setmaxnreg, per thread): the MMA warpgroups take what the warpgroup of the load and
+#: epilogue warps gives up; 2 x 128 x 232 + 128 x 40 = 64,512 of the SM's 65,536.
+PINGPONG_REGISTERS = {"mma": 232, "other": 40}
+
+
+def epilogue_warps(params: dict[str, Any]) -> int:
+    """Warps of the epilogue task: one, or three in ping-pong, where the load warp and the epilogue warps form the
+    warpgroup whose registers setmaxnreg lowers (one of the three issues the stores)."""
+    return 3 if params["schedule"] == "pingpong" else 1
+
+
+def block_warps(params: dict[str, Any]) -> int:
+    """Warps per block: the MMA warpgroups, the load warp and the epilogue warps."""
+    return 4 * params["mma_warpgroups"] + 1 + epilogue_warps(params)
 
 
 def validate(params: dict[str, Any]) -> None:
@@ -86,14 +124,22 @@ def validate(params: dict[str, Any]) -> None:
     if p["dtype"] not in DTYPE_BYTES:
         raise DesignError("input", "kernel 'gemm_sm90' param 'dtype'", f"dtype={p['dtype']!r} is not supported",
                           did_you_mean(str(p["dtype"]), list(DTYPE_BYTES)))
-    for name, allowed in (("raster", RASTERS), ("epilogue", EPILOGUES)):
+    for name, allowed in (("raster", RASTERS), ("epilogue", EPILOGUES), ("schedule", MMA_SCHEDULES)):
         if p[name] not in allowed:
             raise DesignError("input", f"kernel 'gemm_sm90' param '{name}'", f"{name}={p[name]!r} is not supported",
                               did_you_mean(str(p[name]), list(allowed)))
     if p["mma_warpgroups"] not in MMA_WARPGROUPS:
         raise bad("mma_warpgroups", f"mma_warpgroups={p['mma_warpgroups']!r} is not 1 or 2",
                   "use 1 warpgroup, or 2 that split tile_m between them")
-    rows = 64 * p["mma_warpgroups"]
+    pingpong = p["schedule"] == "pingpong"
+    if pingpong and p["mma_warpgroups"] != 2:
+        raise bad("mma_warpgroups", f"mma_warpgroups={p['mma_warpgroups']!r} with schedule='pingpong': ping-pong "
+                  "needs two warpgroups to take turns", "use mma_warpgroups=2, or schedule='cooperative'")
+    if pingpong and p["persistent"] is not True:
+        raise bad("persistent", f"persistent={p['persistent']!r} with schedule='pingpong': the warpgroups take "
+                  "turns over the tiles the WorkQueue hands a block", "use persistent=True with schedule='pingpong'")
+    # Cooperative warpgroups split the tile's rows; a ping-pong warpgroup multiplies all of them.
+    rows = 64 if pingpong else 64 * p["mma_warpgroups"]
     if p["tile_m"] not in (64, 128, 192, 256) or p["tile_m"] % rows:
         raise bad("tile_m", f"tile_m={p['tile_m']!r} is not a multiple of 64 x mma_warpgroups = {rows} in 64..256",
                   "each warpgroup's wgmma covers 64 rows: use tile_m=128 with 1 or 2 warpgroups, or 64 with 1")
@@ -102,11 +148,14 @@ def validate(params: dict[str, Any]) -> None:
     if p["tile_k"] not in (64, 128):
         raise bad("tile_k", f"tile_k={p['tile_k']!r} is not 64 or 128",
                   "a K tile is one or two 128-byte swizzle rows of 16-bit elements")
-    acc = p["tile_m"] * p["tile_n"] // (128 * p["mma_warpgroups"])
-    if acc > 128:
+    sharing = 1 if pingpong else p["mma_warpgroups"]
+    acc = p["tile_m"] * p["tile_n"] // (128 * sharing)
+    limit = MAX_ACC_REGISTERS[p["schedule"]]
+    if acc > limit:
         raise bad("tile_n", f"tile_m x tile_n = {p['tile_m']} x {p['tile_n']} needs {acc} fp32 accumulator registers "
-                  f"per thread with {p['mma_warpgroups']} warpgroup(s), over 128",
-                  "use 2 mma_warpgroups or a smaller tile")
+                  f"per thread with {sharing} warpgroup(s) per tile in schedule={p['schedule']!r}, over {limit}",
+                  "use a smaller tile" + ("" if pingpong else ", 2 mma_warpgroups, or schedule='pingpong' (up to "
+                                          f"{MAX_ACC_REGISTERS['pingpong']})"))
     if not isinstance(p["stages"], int) or p["stages"] < 2:
         raise bad("stages", f"stages={p['stages']!r} is below 2", "use 2 or more stages to overlap TMA and wgmma")
     if p["persistent"] not in (True, False):
@@ -188,8 +237,8 @@ RULES = KernelRules(
     dtypes=tuple(TORCH_DTYPES.values()), default_shape=(4096, 4096, 4096), default_dtype="float16",
     shape=_shape_rule, trip_param="k_tiles", package="gemm", refuse=_static_refusal,
     dtype_of=lambda params: TORCH_DTYPES[params["dtype"]],
-    choices={"mma_warpgroups": MMA_WARPGROUPS, "cluster_m": CLUSTERS, "raster": RASTERS, "epilogue": EPILOGUES,
-             "dtype": tuple(DTYPE_BYTES)},
+    choices={"mma_warpgroups": MMA_WARPGROUPS, "schedule": MMA_SCHEDULES, "cluster_m": CLUSTERS, "raster": RASTERS,
+             "epilogue": EPILOGUES, "dtype": tuple(DTYPE_BYTES)},
     consistency=consistency_issues, beyond_ts=checked_beyond_ts, launch_module="tslab.kernels.gemm_sm90_launch",
 )
 
@@ -217,18 +266,43 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
     p = params
     nbytes = DTYPE_BYTES[p["dtype"]]
     mma_threads = 128 * p["mma_warpgroups"]
+    load_warp = 4 * p["mma_warpgroups"]
     gpu = gpu or {}
+    wq = WorkQueue(tile_scheduler_config=gpu.get("scheduler"), name="work_queue") if p["persistent"] else None
     gmem_ab = GmemAB(name="gmem_ab")
     smem_ab = SmemAB(name="smem_ab", tile_m=p["tile_m"], tile_n=p["tile_n"], tile_k=p["tile_k"], element_bytes=nbytes,
                      geo=geo, tma_atom_a=gpu.get("tma_atom_a"), tma_atom_b=gpu.get("tma_atom_b"), mA=gpu.get("mA"),
-                     mB=gpu.get("mB"), tiled_mma=gpu.get("tiled_mma"), acc=gpu.get("acc"),
+                     mB=gpu.get("mB"), tiled_mma=gpu.get("tiled_mma"), acc=gpu.get("acc"), work_queue=wq,
                      pipeline_config=_ab_pipeline(p, nbytes, mma_threads))
     smem_epi = SmemEpilogue(name="smem_epi", tile_m=p["tile_m"], tile_n=p["tile_n"], element_bytes=nbytes,
                             mma_threads=mma_threads, aliased=p["epilogue"] == "aliased", ab=smem_ab,
                             pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
-                                num_stages=1, producer_group=_threads(mma_threads), consumer_group=_threads(32),
-                                cta_layout_vmnk=None))
-    gmem_c = GmemC(name="gmem_c", epi=smem_epi, tma_atom_c=gpu.get("tma_atom_c"), mC=gpu.get("mC"))
+                                num_stages=1, producer_group=_threads(mma_threads),
+                                consumer_group=_threads(32 * epilogue_warps(p)), cta_layout_vmnk=None))
+    gmem_c = GmemC(name="gmem_c", epi=smem_epi, store_warp=load_warp + 1, tma_atom_c=gpu.get("tma_atom_c"),
+                   mC=gpu.get("mC"))
+    schedules = _schedules(gmem_ab, smem_ab, smem_epi, gmem_c, wq, k_tiles)
+    queue = [wq] if wq is not None else []
+    pingpong = p["schedule"] == "pingpong"
+    other_registers = PINGPONG_REGISTERS["other"] if pingpong else None
+    tasks = [
+        Task(name="LoadTask", src_resources=[gmem_ab, *queue], dst_resources=[smem_ab], warp_idx=load_warp,
+             num_warps=1, num_registers=other_registers, schedule=schedules["load"]()),
+        Task(name="MmaTask", src_resources=[smem_ab, *queue], dst_resources=[smem_epi], warp_idx=0,
+             num_warps=load_warp, num_registers=PINGPONG_REGISTERS["mma"] if pingpong else None,
+             schedule=schedules["mma"]()),
+        Task(name="EpilogueTask", src_resources=[smem_epi, *queue], dst_resources=[gmem_c], warp_idx=load_warp + 1,
+             num_warps=epilogue_warps(p), num_registers=other_registers, schedule=schedules["store"]()),
+    ]
+    graph = {smem_ab: [gmem_ab, *queue], smem_epi: [smem_ab, *queue], gmem_c: [smem_epi, *queue]}
+    aliases = [[["a_buf", "b_buf"], ["epi_buf"]]] if p["epilogue"] == "aliased" else []
+    return Blueprint(tasks=tasks, graph=graph, smem_resources=[smem_ab, smem_epi], alias_groups=aliases)
+
+
+def _schedules(gmem_ab: GmemAB, smem_ab: SmemAB, smem_epi: SmemEpilogue, gmem_c: GmemC, wq: "WorkQueue | None",
+               k_tiles: int) -> dict[str, Any]:
+    """Each task's schedule (a fresh one per call): one tile's body, inside the WorkQueue's tile loop when
+    persistent."""
 
     def next_tile(wq: Any) -> None:
         wq.wait()
@@ -238,9 +312,11 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
     def mma_tile(smem_ab: Any, smem_epi: Any) -> None:
         smem_ab.wait()
         smem_ab.wgmma_first()
-        with domain_loop(1, k_tiles, 1):
+        with domain_loop(1, k_tiles, 1) as k:
             smem_ab.wait()
             smem_ab.wgmma()
+            with k.last_iter():
+                smem_ab.wgmma_drain()
             smem_ab.release()
         smem_ab.release()
         smem_epi.acquire()
@@ -248,10 +324,11 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
         smem_epi.commit()
 
     def store_tile(smem_epi: Any, gmem_c: Any) -> None:
-        smem_epi.wait()
-        smem_epi.read_tile()
-        gmem_c.tma_store()
-        smem_epi.release()
+        with domain_loop(0, 1, 1):
+            smem_epi.wait()
+            smem_epi.read_tile()
+            gmem_c.tma_store()
+            smem_epi.release()
 
     def load_tile(gmem_ab: Any, smem_ab: Any) -> None:
         with domain_loop(0, k_tiles, 1):
@@ -260,73 +337,32 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
             smem_ab.tma_load(k=k)
             smem_ab.commit()
 
-    w = 4 * p["mma_warpgroups"]
-    aliases = [[["a_buf", "b_buf"], ["epi_buf"]]] if p["epilogue"] == "aliased" else []
-    if p["persistent"]:
-        wq = WorkQueue(tile_scheduler_config=gpu.get("scheduler"), name="work_queue")
+    if wq is None:
+        load, mma, store = schedule(load_tile), schedule(mma_tile), schedule(store_tile)
+        return {"load": lambda: load(gmem_ab, smem_ab), "mma": lambda: mma(smem_ab, smem_epi),
+                "store": lambda: store(smem_epi, gmem_c)}
 
+    def per_tile(body: Any) -> Any:
         @schedule
-        def load_p(gmem_ab: MemoryResource, smem_ab: MemoryResource, wq: WorkQueue) -> None:
+        def tiles(first: MemoryResource, second: MemoryResource, wq: WorkQueue) -> None:
             with work_tile_loop(wq):
-                load_tile(gmem_ab, smem_ab)
+                body(first, second)
                 next_tile(wq)
 
-        @schedule
-        def mma_p(smem_ab: MemoryResource, smem_epi: MemoryResource, wq: WorkQueue) -> None:
-            with work_tile_loop(wq):
-                mma_tile(smem_ab, smem_epi)
-                next_tile(wq)
+        return tiles
 
-        @schedule
-        def store_p(smem_epi: MemoryResource, gmem_c: MemoryResource, wq: WorkQueue) -> None:
-            with work_tile_loop(wq):
-                with domain_loop(0, 1, 1):
-                    store_tile(smem_epi, gmem_c)
-                next_tile(wq)
-
-        tasks = [
-            Task(name="LoadTask", src_resources=[gmem_ab, wq], dst_resources=[smem_ab], warp_idx=w, num_warps=1,
-                 schedule=load_p(gmem_ab, smem_ab, wq)),
-            Task(name="MmaTask", src_resources=[smem_ab, wq], dst_resources=[smem_epi], warp_idx=0, num_warps=w,
-                 schedule=mma_p(smem_ab, smem_epi, wq)),
-            Task(name="EpilogueTask", src_resources=[smem_epi, wq], dst_resources=[gmem_c], warp_idx=w + 1,
-                 num_warps=1, schedule=store_p(smem_epi, gmem_c, wq)),
-        ]
-        graph = {smem_ab: [gmem_ab, wq], smem_epi: [smem_ab, wq], gmem_c: [smem_epi, wq]}
-        return Blueprint(tasks=tasks, graph=graph, smem_resources=[smem_ab, smem_epi], alias_groups=aliases)
-
-    @schedule
-    def load(gmem_ab: MemoryResource, smem_ab: MemoryResource) -> None:
-        load_tile(gmem_ab, smem_ab)
-
-    @schedule
-    def mma(smem_ab: MemoryResource, smem_epi: MemoryResource) -> None:
-        mma_tile(smem_ab, smem_epi)
-
-    @schedule
-    def epilogue(smem_epi: MemoryResource, gmem_c: MemoryResource) -> None:
-        with domain_loop(0, 1, 1):
-            store_tile(smem_epi, gmem_c)
-
-    tasks = [
-        Task(name="LoadTask", src_resources=[gmem_ab], dst_resources=[smem_ab], warp_idx=w, num_warps=1,
-             schedule=load(gmem_ab, smem_ab)),
-        Task(name="MmaTask", src_resources=[smem_ab], dst_resources=[smem_epi], warp_idx=0, num_warps=w,
-             schedule=mma(smem_ab, smem_epi)),
-        Task(name="EpilogueTask", src_resources=[smem_epi], dst_resources=[gmem_c], warp_idx=w + 1, num_warps=1,
-             schedule=epilogue(smem_epi, gmem_c)),
-    ]
-    return Blueprint(tasks=tasks, graph={smem_ab: [gmem_ab], smem_epi: [smem_ab], gmem_c: [smem_epi]},
-                     smem_resources=[smem_ab, smem_epi], alias_groups=aliases)
+    load, mma, store = per_tile(load_tile), per_tile(mma_tile), per_tile(store_tile)
+    return {"load": lambda: load(gmem_ab, smem_ab, wq), "mma": lambda: mma(smem_ab, smem_epi, wq),
+            "store": lambda: store(smem_epi, gmem_c, wq)}
 
 
 def build(tile_m: int = 128, tile_n: int = 256, tile_k: int = 64, stages: int = 3, mma_warpgroups: int = 2,
-          persistent: bool = True, cluster_m: int = 1, raster: str = "grouped", epilogue: str = "dedicated",
-          dtype: str = "fp16", k_tiles: int = 4) -> Blueprint:
+          schedule: str = "cooperative", persistent: bool = True, cluster_m: int = 1, raster: str = "grouped",
+          epilogue: str = "dedicated", dtype: str = "fp16", k_tiles: int = 4) -> Blueprint:
     """Fresh TS objects of one output tile's GEMM over ``k_tiles`` K tiles (CPU check)."""
     params = {"tile_m": tile_m, "tile_n": tile_n, "tile_k": tile_k, "stages": stages,
-              "mma_warpgroups": mma_warpgroups, "persistent": persistent, "cluster_m": cluster_m, "raster": raster,
-              "epilogue": epilogue, "dtype": dtype}
+              "mma_warpgroups": mma_warpgroups, "schedule": schedule, "persistent": persistent,
+              "cluster_m": cluster_m, "raster": raster, "epilogue": epilogue, "dtype": dtype}
     return make_tasks(params, k_tiles=k_tiles)
 
 

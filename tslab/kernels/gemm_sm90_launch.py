@@ -6,7 +6,7 @@ kernel builds the design's TS resources and tasks with :func:`tslab.kernels.gemm
 them with TS's ``TaskManager``. Grid: one block per ``tile_m x tile_n`` tile of C, or with ``persistent=True``
 the static persistent scheduler's grid (one block per SM, ``sms`` baked in); with ``cluster_m=2`` the blocks
 launch in clusters of two along M (B's TMA atom multicasts) and sync the cluster around the tasks; block shape
-``32 * (4 * mma_warpgroups + 2)`` threads (MMA warpgroups, the load warp, the store warp). The kernel reads M, N
+``32 * block_warps`` threads (the MMA warpgroups, the load warp, the store warp(s)). The kernel reads M, N
 and K from its tensors, so it compiles for one static problem (what the benchmarks time) or, with dynamic
 extents (:func:`fake_args` ``dynamic=True``, what an export holds), for every problem at once.
 """
@@ -21,7 +21,7 @@ from cuda.bindings import driver as cuda_driver
 from cutlass import cute
 from cutlass import tensor_utils as utils
 
-from .gemm_sm90 import TORCH_DTYPES, make_tasks, validate
+from .gemm_sm90 import TORCH_DTYPES, block_warps, make_tasks, validate
 from .gemm_sm90_resources import RASTER_GROUP, Geometry
 from .rules import cutlass_dtype
 
@@ -32,8 +32,13 @@ def _tile_mnk(p: dict[str, Any]) -> tuple[int, int, int]:
     return (p["tile_m"], p["tile_n"], p["tile_k"])
 
 
+def _pingpong(p: dict[str, Any]) -> bool:
+    return p["schedule"] == "pingpong"
+
+
 def _epi_tile(p: dict[str, Any], dtype: Any) -> Any:
-    return sm90.compute_tile_shape_or_override(_tile_mnk(p), dtype, is_cooperative=p["mma_warpgroups"] == 2)
+    cooperative = p["mma_warpgroups"] == 2 and not _pingpong(p)
+    return sm90.compute_tile_shape_or_override(_tile_mnk(p), dtype, is_cooperative=cooperative)
 
 
 def _layouts(p: dict[str, Any], dtype: Any) -> tuple[Any, Any, Any, Any]:
@@ -48,8 +53,10 @@ def _layouts(p: dict[str, Any], dtype: Any) -> tuple[Any, Any, Any, Any]:
 
 
 def _tiled_mma(p: dict[str, Any], dtype: Any) -> Any:
+    """Cooperative: the MMA warpgroups split the tile's rows; ping-pong: one warpgroup multiplies a whole tile."""
     k = cute.nvgpu.OperandMajorMode.K
-    return sm90.make_trivial_tiled_mma(dtype, dtype, k, k, cutlass.Float32, (p["mma_warpgroups"], 1, 1),
+    warpgroups = 1 if _pingpong(p) else p["mma_warpgroups"]
+    return sm90.make_trivial_tiled_mma(dtype, dtype, k, k, cutlass.Float32, (warpgroups, 1, 1),
                                        tiler_mn=(64, p["tile_n"]))
 
 
@@ -73,7 +80,8 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
     a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype)
     geo = Geometry(tiles_m=(m + p["tile_m"] - 1) // p["tile_m"], tiles_n=(n + p["tile_n"] - 1) // p["tile_n"],
                    k_tiles=(k + p["tile_k"] - 1) // p["tile_k"], raster=p["raster"], dtype=dtype,
-                   persistent=p["persistent"], cluster_m=p["cluster_m"], a_layout=a_layout, b_layout=b_layout,
+                   persistent=p["persistent"], cluster_m=p["cluster_m"], pingpong=_pingpong(p),
+                   a_layout=a_layout, b_layout=b_layout,
                    epi_layout=epi_layout, epi_tile=epi_tile)
     scheduler = None
     if cutlass.const_expr(p["persistent"]):
@@ -135,7 +143,7 @@ def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.C
         grid = StaticPersistentTileScheduler.get_grid_shape(_scheduler_params(p, tiles_m, tiles_n), p["sms"] // cm)
     kernel = _gemm_kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, _tiled_mma(p, dtype), params,
                           pipelines)
-    block = (32 * (4 * p["mma_warpgroups"] + 2), 1, 1)
+    block = (32 * block_warps(p), 1, 1)
     if cutlass.const_expr(cm == 1):
         kernel.launch(grid=grid, block=block, stream=stream)
     else:
@@ -154,8 +162,8 @@ def _scheduler_params(p: dict[str, Any], tiles_m: int, tiles_n: int) -> Any:
 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
     """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(a, b, c, stream)``."""
-    keys = ("tile_m", "tile_n", "tile_k", "stages", "mma_warpgroups", "persistent", "cluster_m", "raster",
-            "epilogue", "dtype")
+    keys = ("tile_m", "tile_n", "tile_k", "stages", "mma_warpgroups", "schedule", "persistent", "cluster_m",
+            "raster", "epilogue", "dtype")
     p = {key: params[key] for key in keys}
     validate(p)
     if p["persistent"]:

@@ -75,6 +75,7 @@ class Geometry:
     dtype: Any
     persistent: bool = False
     cluster_m: int = 1
+    pingpong: bool = False
     a_layout: Any = None
     b_layout: Any = None
     epi_layout: Any = None
@@ -111,6 +112,7 @@ class SmemAB(MemoryResource):
     mB: Any = None
     tiled_mma: Any = None
     acc: Any = None
+    work_queue: cutlass.Constexpr[Any] = None
     _a: cutlass.Constexpr[Any] = field(init=False, default=None)
     _b: cutlass.Constexpr[Any] = field(init=False, default=None)
 
@@ -151,14 +153,29 @@ class SmemAB(MemoryResource):
                       mcast_mask=cutlass.Int16((1 << geo.cluster_m) - 1))
 
     @cute.jit
+    def multiplies_this_tile(self) -> Any:
+        """Whether this thread's warpgroup multiplies the current work tile: always in the cooperative schedule;
+        in ping-pong the two warpgroups take the block's tiles in turns (warpgroup 0 the 1st, 3rd, ... tile the
+        WorkQueue hands the block, warpgroup 1 the 2nd, 4th, ...), counted by the WorkQueue's own scheduler."""
+        if cutlass.const_expr(not self.geo.pingpong):
+            return True
+        tidx, _, _ = cute.arch.thread_idx()
+        warpgroup = cute.arch.make_warp_uniform(tidx // 128)
+        return warpgroup == self.work_queue.tile_scheduler.num_tiles_executed % 2
+
+    @cute.jit
     def _mma_stage(self, stage_info: StageInfo, first: cutlass.Constexpr[bool]) -> None:
         geo = self.geo
         sA = _smem_tensor(stage_info, self._a.offset, geo.dtype, geo.a_layout)
         sB = _smem_tensor(stage_info, self._b.offset, geo.dtype, geo.b_layout)
-        tidx, _, _ = cute.arch.thread_idx()
-        warpgroup = cute.arch.make_warp_uniform(tidx // 128)
-        tiled_mma = self.tiled_mma
-        thr_mma = tiled_mma.get_slice(warpgroup * 128)
+        # A fresh handle on the same MMA: the ACCUMULATE flag set below stays inside this call (ping-pong calls it
+        # under a runtime branch, which would not carry a change made to the shared one).
+        tiled_mma = self.tiled_mma.__new_from_mlir_values__(self.tiled_mma.__extract_mlir_values__())
+        if cutlass.const_expr(geo.pingpong):
+            thr_mma = tiled_mma.get_slice(0)  # one warpgroup covers the whole tile
+        else:
+            tidx, _, _ = cute.arch.thread_idx()
+            thr_mma = tiled_mma.get_slice(cute.arch.make_warp_uniform(tidx // 128) * 128)
         tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))
         tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
         tiled_mma.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, not first)
@@ -167,25 +184,36 @@ class SmemAB(MemoryResource):
             coord = (None, None, kb, stage_info.stage_idx)
             cute.gemm(tiled_mma, self.acc, tCrA[coord], tCrB[coord], self.acc)
             tiled_mma.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, True)
-        cute.nvgpu.warpgroup.commit_group()
 
     @consumer_work
     @cute.jit
     def wgmma_first(self, stage_info: StageInfo) -> None:
         """The first K tile's MMAs (accumulators overwritten); waited for here only when it is the last."""
-        self._mma_stage(stage_info, True)
+        if self.multiplies_this_tile():
+            self._mma_stage(stage_info, True)
+        # Committed and waited for on both paths of ping-pong's branch: a warpgroup that skips the tile commits an
+        # empty group, so both paths leave the same number of groups in flight (else ptxas drains the wgmma
+        # pipeline where they meet).
+        cute.nvgpu.warpgroup.commit_group()
         if self.geo.k_tiles == 1:
             cute.nvgpu.warpgroup.wait_group(0)
 
     @consumer_work
     @cute.jit
     def wgmma(self, stage_info: StageInfo) -> None:
-        """This K tile's MMAs; then wait until only they are in flight (none on the last K tile)."""
-        self._mma_stage(stage_info, False)
-        if stage_info.loop_offset == stage_info.loop_end - 1:
-            cute.nvgpu.warpgroup.wait_group(0)
-        else:
-            cute.nvgpu.warpgroup.wait_group(1)
+        """This K tile's MMAs; then wait until only they are in flight (the previous K tile's are done)."""
+        if self.multiplies_this_tile():
+            self._mma_stage(stage_info, False)
+        cute.nvgpu.warpgroup.commit_group()
+        cute.nvgpu.warpgroup.wait_group(1)
+
+    @consumer_work
+    @cute.jit
+    def wgmma_drain(self, stage_info: StageInfo) -> None:
+        """After the last K tile's MMAs (a ``last_iter`` step, so TS peels it off the steady loop): wait for all,
+        before the last stage is released and the accumulators are read. In the loop itself no branch decides how
+        many groups to wait for, which made ptxas drain the wgmma pipeline every other K tile."""
+        cute.nvgpu.warpgroup.wait_group(0)
 
 
 @dataclass(kw_only=True)
@@ -209,7 +237,15 @@ class SmemEpilogue(MemoryResource):
     @producer_work
     @cute.jit
     def stage_accumulators(self, stage_info: StageInfo) -> None:
-        """fp32 accumulators -> C dtype -> SMEM (stmatrix, swizzled), every epilogue sub-tile of the block tile."""
+        """fp32 accumulators -> C dtype -> SMEM (stmatrix, swizzled), every epilogue sub-tile of the block tile.
+
+        In ping-pong both warpgroups acquire and commit the staged tile every round (the barrier counts both); only
+        the one that multiplied the tile writes it."""
+        if self.ab.multiplies_this_tile():
+            self._stage(stage_info)
+
+    @cute.jit
+    def _stage(self, stage_info: StageInfo) -> None:
         ab = self.ab
         geo = ab.geo
         if cutlass.const_expr(self.aliased):
@@ -217,6 +253,8 @@ class SmemEpilogue(MemoryResource):
             cute.arch.barrier(barrier_id=1, number_of_threads=self.mma_threads)
         sC = _smem_tensor(stage_info, self._c.offset, geo.dtype, geo.epi_layout)
         tidx, _, _ = cute.arch.thread_idx()
+        if cutlass.const_expr(geo.pingpong):
+            tidx = tidx % 128  # each warpgroup stages a whole tile of its own
         store_op = sm90.sm90_get_smem_store_op(tensor_utils.LayoutEnum.ROW_MAJOR, elem_ty_d=geo.dtype,
                                                elem_ty_acc=cutlass.Float32)
         atom_c = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), geo.dtype)
@@ -248,6 +286,7 @@ class GmemC(MemoryResource):
     """The output matrix C, written by TMA stores of the staged tile."""
 
     epi: cutlass.Constexpr[Any] = None
+    store_warp: cutlass.Constexpr[int] = 0
     tma_atom_c: Any = None
     mC: Any = None
 
@@ -265,7 +304,10 @@ class GmemC(MemoryResource):
                                                       cute.group_modes(sC, 0, 2), gC_epi)
         rest = gC_epi.shape[1]
         order = cute.make_layout(rest, stride=(rest[1], 1))
-        for epi_idx in cutlass.range_constexpr(cute.size(tSgC, mode=[1])):
-            cute.copy(self.tma_atom_c, tSsC[(None, epi_idx)], tSgC[(None, order.get_hier_coord(epi_idx))])
-        cute.arch.cp_async_bulk_commit_group()
-        cute.arch.cp_async_bulk_wait_group(0, read=True)  # the staged tile may be overwritten after this
+        # One warp issues the stores and waits for them (the epilogue task's other warps, if any, release at once:
+        # the stage frees at the last arrival, this warp's, after the wait).
+        if cute.arch.make_warp_uniform(cute.arch.warp_idx()) == self.store_warp:
+            for epi_idx in cutlass.range_constexpr(cute.size(tSgC, mode=[1])):
+                cute.copy(self.tma_atom_c, tSsC[(None, epi_idx)], tSgC[(None, order.get_hier_coord(epi_idx))])
+            cute.arch.cp_async_bulk_commit_group()
+            cute.arch.cp_async_bulk_wait_group(0, read=True)  # the staged tile may be overwritten after this
