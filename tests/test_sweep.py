@@ -85,3 +85,18 @@ def test_bench_stage_times_only_the_survivors_after_their_compile(monkeypatch):
         2, "ok", 20.0, "0: test"]
     assert r.table["registers"].iloc[0] > 0 and r.table["reason"].iloc[1] == "capacity"
     assert r.best("median_us")["stages"] == 2
+
+
+def test_a_space_over_problem_shapes_compiles_each_point_for_its_problem():
+    """``"shape"`` is a problem, not an edit: the design (and its check) stays, each point compiles for its shape."""
+    r = tslab.sweep("gemm_sm90", {"tile_n": [128], "shape": [(128, 8192, 8192), (100, 200, 56)]},
+                    measure="compile", arch="sm_90a", executor="serial", quiet=True)
+    assert r.table["status"].tolist() == ["ok", "ok"]
+    assert [tuple(s) for s in r.table["shape"]] == [(128, 8192, 8192), (100, 200, 56)]
+    assert r.table["verdict"].tolist() == ["SAFE", "SAFE"] and (r.table["spills"] == 0).all()
+
+
+@pytest.mark.parametrize("shapes", [[(128, 0, 64)], [128], [("M", 8192, 8192)]])
+def test_a_space_of_bad_shapes_is_refused_with_the_form_to_use(shapes):
+    with pytest.raises(SweepError, match=r"sweep space 'shape': .* is not a problem shape; give tuples"):
+        tslab.sweep("gemm_sm90", {"shape": shapes}, measure="check", executor="serial", quiet=True)

@@ -14,6 +14,9 @@ from ..kernels import NAMES, kernel_module
 from .errors import SweepError
 
 Point = dict[str, Any]
+#: The space name whose values are problems, not edits: ``{"shape": [(M, N, K), ...]}`` compiles and times each
+#: point's design on each problem (a GEMM over M, say); the design itself, and so its check, is the same.
+SHAPE = "shape"
 
 
 def point_key(point: Mapping[str, Any]) -> str:
@@ -42,11 +45,31 @@ def validate(design: Design, space: Mapping[str, Sequence[Any]]) -> None:
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
             raise SweepError(f"sweep space '{name}': {values!r} is not a non-empty list of values; "
                              f"give a list, e.g. '{name}': [2, 3]")
+        if name == SHAPE:
+            _validate_shapes(design, values)
+            continue
         if name not in direct and name not in fields:
             what = "knob" if design.is_captured else "parameter"
             hint = did_you_mean(name, direct + fields)
             raise SweepError(f"sweep space '{name}': not a {what} or 'resource.field' of design "
                              f"'{design.kernel}'; {hint}")
+
+
+def _validate_shapes(design: Design, values: Sequence[Any]) -> None:
+    if design.is_captured:
+        raise SweepError("sweep space 'shape': a captured kernel runs on the inputs you give it; sweep its knobs "
+                         "instead (or capture it once per problem)")
+    for value in values:
+        if (not isinstance(value, (list, tuple)) or not value
+                or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)):
+            raise SweepError(f"sweep space 'shape': {value!r} is not a problem shape; give tuples of positive ints, "
+                             "e.g. 'shape': [(128, 8192, 8192), (256, 8192, 8192)]")
+
+
+def point_shape(point: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """The problem a point is timed on, or None for the kernel's default problem."""
+    shape = point.get(SHAPE)
+    return None if shape is None else tuple(shape)
 
 
 def points(space: Mapping[str, Sequence[Any]], where: Callable[[Point], bool] | None = None) -> list[Point]:
@@ -58,10 +81,10 @@ def points(space: Mapping[str, Sequence[Any]], where: Callable[[Point], bool] | 
 
 def apply(design: Design, point: Mapping[str, Any]) -> Design:
     """``design`` with the point's params (or knobs) and pipeline fields set; TS validates every edit."""
-    direct = {k: v for k, v in point.items() if "." not in k}
+    direct = {k: v for k, v in point.items() if "." not in k and k != SHAPE}
     fields: dict[str, dict[str, Any]] = {}
     for name, value in point.items():
-        if "." in name:
+        if "." in name and name != SHAPE:
             resource, field = name.split(".", 1)
             fields.setdefault(resource, {})[field] = value
     if direct:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.design import Design
 from ..errors import DesignError, TslabError, one_line
-from .space import apply
+from .space import apply, point_shape
 
 #: The order of the stages; ``measure`` names the last one a sweep runs.
 STAGES: tuple[str, ...] = ("check", "compile", "bench")
@@ -60,12 +60,13 @@ def check_stage(design: Design, point: dict[str, Any], *, smem_capacity: int | N
     return None, row
 
 
-def compile_stage(design: Design, *, arch: str) -> dict[str, Any]:
-    """Compile a checked design for ``arch``: registers, spills and compile time (the GPU is not needed)."""
+def compile_stage(design: Design, *, arch: str, shape: tuple[int, ...] | None = None) -> dict[str, Any]:
+    """Compile a checked design for ``arch`` (on ``shape``, else its kernel's default problem): registers, spills
+    and compile time (the GPU is not needed)."""
     from ..gpu.compile import compile as compile_design
 
     try:
-        kernel = compile_design(design, arch)
+        kernel = compile_design(design, arch, shape=shape)
     except TslabError as exc:
         return _failed("compile-failed", exc)
     return {"status": "ok", "registers": kernel.registers, "spills": kernel.spills,
@@ -77,7 +78,7 @@ def check_and_compile(design_json: str, point: dict[str, Any], measure: str, arc
     """The CPU stages of one point (check, then compile when ``measure`` asks for it)."""
     design, row = check_stage(_design(design_json), point, smem_capacity=smem_capacity, max_states=max_states)
     if design is not None and measure != "check":
-        row.update(compile_stage(design, arch=arch))
+        row.update(compile_stage(design, arch=arch, shape=point_shape(point)))
     return row
 
 
@@ -92,7 +93,7 @@ def bench_stage(design_json: str, point: dict[str, Any], repeats: int = 5,
     info = device()
     where = {"device": f"{os.environ.get('CUDA_VISIBLE_DEVICES', '0')}: {info.name if info else '?'}"}
     try:
-        kernel = compile_design(apply(_design(design_json), point))
+        kernel = compile_design(apply(_design(design_json), point), shape=point_shape(point))
         run_io = {k: v for k, v in (io or {}).items() if k != "baseline"}
         kernel.run(**run_io)
     except CheckFailedError as exc:
