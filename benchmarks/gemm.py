@@ -9,6 +9,10 @@ tslab.
     python benchmarks/gemm.py --baseline .baseline/dense_gemm.py [--shapes 4096,4096,4096 ...] [--json out.json]
         [--variant cluster_m=2] [--baseline-cluster 2,1] [--peer quack]
 
+``--tuned`` times what ``tslab.gpu.export(gemm_sm90_dispatch.tuned(dtype), ...)`` writes instead of the default
+design: for each shape the design the dispatch picks by M, compiled with runtime M, N, K as the package holds it
+(interleaved with ``torch.mm`` and the peers, as the default design is without it).
+
 ``--peer quack`` also times quack-kernels 0.6.5 (Dao-AILab/quack, CuTe DSL; a local install on the GPU machine,
 never a dependency of tslab) in the same rounds as tslab and ``torch.mm``, on the same workspaces, each output
 checked first: for each shape the configs its autotuner found best on the H200 (``QUACK_CONFIGS``), the best of
@@ -129,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time gemm_sm90 with these params over --param, e.g. cluster_m=2 (NAME=VALUE,...)")
     parser.add_argument("--peer", action="append", default=[], choices=["quack"],
                         help="also time this peer in the same rounds (quack: quack-kernels, installed locally)")
+    parser.add_argument("--tuned", action="store_true",
+                        help="time the dispatching export's pick for each shape (runtime M, N, K) as 'tslab'")
     parser.add_argument("--dynamic", action="store_true",
                         help="also time the kernel compiled with runtime M, N, K (what an export holds)")
     args = parser.parse_args(argv)
@@ -150,9 +156,11 @@ def main(argv: list[str] | None = None) -> int:
         design = gemm_sm90.design(**{**params, "dtype": short})
         for shape in shapes:
             peers = quack_peers(shape) if "quack" in args.peer else {}
-            row = _gemm_time(resolve(design, shape, dtype), repeats=args.repeats, iterations=args.iterations,
+            target = _target(design, shape, dtype, tuned=args.tuned)
+            row = _gemm_time(target, repeats=args.repeats, iterations=args.iterations,
                              warmup=args.warmup, baseline="torch", peers=peers)
-            out = {"dtype": short, "shape": shape, "params": params, "rel_error": row["rel_error"],
+            out = {"dtype": short, "shape": shape, "params": target.params if args.tuned else params,
+                   "tuned": args.tuned, "rel_error": row["rel_error"],
                    "tslab": _tflops(flops(shape), row["kernel_us"]), "torch": _tflops(flops(shape), row["torch_us"])}
             if peers:
                 out.update(_best_peer(row["peer_us"], flops(shape)))
@@ -174,6 +182,19 @@ def main(argv: list[str] | None = None) -> int:
             json.dump(rows, fh, indent=1)
     _print_table(rows, list(variants))
     return 0
+
+
+def _target(design: Any, shape: tuple[int, int, int], dtype: str, *, tuned: bool) -> Any:
+    """The design compiled for ``shape``; with ``tuned``, the dispatching export's pick for ``shape`` compiled with
+    runtime M, N, K, as the exported package holds it."""
+    from tslab.build.targets import resolve
+
+    if not tuned:
+        return resolve(design, shape, dtype)
+    from tslab.kernels.gemm_sm90_dispatch import tuned as tuned_dispatch
+
+    picked = tuned_dispatch(design.params["dtype"]).pick(shape)[1]
+    return dataclasses.replace(resolve(picked, shape, dtype), dynamic=True)
 
 
 def _time_variants(variants: dict[str, dict[str, Any]], params: dict[str, Any], shape: tuple[int, int, int],

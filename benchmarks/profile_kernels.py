@@ -25,6 +25,7 @@ import pandas as pd
 from tslab import gpu
 from tslab.gpu.profiling import MAX_EVENTS_PER_WARP, profile_job
 from tslab.kernels import design
+from tslab.kernels.gemm_sm90 import PINGPONG
 
 WAITS = {"ConsumerWait", "ProducerAcquire"}
 #: (name, design, shape, dtype, stages marked (None: all))
@@ -38,6 +39,8 @@ RUNS: list[tuple[str, Any, tuple[int, ...], str, set[str] | None]] = [
     # one block's path can replay in the Explorer: 2 tiles per block (264 tiles of 128 x 256) and 4 K tiles,
     # as the checked design (persistent over 2 tiles, k_tiles=4)
     ("gemm_sm90_replay", lambda: design("gemm_sm90"), (1536, 5632, 256), "float16", None),
+    # ping-pong: the warpgroups take the block's tiles in turns (4096^3: 22 x 22 = 484 tiles, 3-4 per block)
+    ("gemm_sm90_pingpong", lambda: design("gemm_sm90", **PINGPONG), (4096, 4096, 4096), "float16", None),
 ]
 
 
@@ -72,6 +75,7 @@ def main() -> int:
         print(f"[{name}] {time.perf_counter() - started:.1f} s\n{timeline.text()}", flush=True)
         with pd.option_context("display.width", 160, "display.max_rows", 80):
             print(timeline.summary().to_string(), flush=True)
+            print(warpgroup_turns(timeline).to_string(), flush=True)
         rows.append({"name": name, "shape": "x".join(map(str, shape)),
                      "stages": ",".join(sorted(stages or [])) or "all", "ranges": len(timeline.frame),
                      "minimal_us": timeline.minimal_us, "marked_us": timeline.marked_us,
@@ -82,6 +86,17 @@ def main() -> int:
         tar.add(args.out, arcname=args.out.name)
     print("\n" + table.to_string(index=False))
     return 0 if all("error" not in r for r in rows) else 1
+
+
+def warpgroup_turns(timeline: Any) -> pd.DataFrame:
+    """Per MMA warpgroup and tile: the time its warps spent in the A/B ring's work (issuing and waiting for wgmma).
+    In ping-pong the warpgroup whose turn it is not skips the tile, so the two columns alternate."""
+    f = timeline.frame
+    work = f[(f.task == "MmaTask") & (f.resource == "smem_ab") & (f.stage == "ConsumerWork")]
+    work = work.assign(warpgroup=work.warp // 4)
+    per_warp = work.groupby(["tile", "warpgroup", "warp"]).duration_ns.sum().reset_index()
+    return per_warp.groupby(["tile", "warpgroup"]).duration_ns.median().unstack("warpgroup").rename(
+        columns=lambda wg: f"warpgroup {wg} ns")
 
 
 if __name__ == "__main__":
