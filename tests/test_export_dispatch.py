@@ -18,7 +18,7 @@ from tslab.kernels import gemm_sm90
 from tslab.kernels.gemm_sm90_dispatch import tuned
 
 # M on both sides of each of tuned()'s bounds, and the index of the design each one uses.
-PICKS = [(1, 0), (64, 0), (128, 0), (129, 1), (256, 1), (384, 1), (385, 2), (512, 2), (4096, 2)]
+PICKS = [(1, 0), (64, 0), (128, 0), (129, 1), (192, 1), (256, 1), (257, 2), (512, 2), (4096, 2)]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_one_object_per_design_with_its_own_prefix(package):
 def test_design_json_holds_the_rules_and_every_design_with_its_checks(package):
     meta = json.loads((package / "design.json").read_text())
     dispatch = tuned()
-    assert meta["dispatch"] == {"key": "M", "rules": [{"max_m": 128, "design": 0}, {"max_m": 384, "design": 1},
+    assert meta["dispatch"] == {"key": "M", "rules": [{"max_m": 128, "design": 0}, {"max_m": 256, "design": 1},
                                                       {"max_m": None, "design": 2}]}
     assert (meta["kernel"], meta["kind"], meta["arch"], meta["dtype"]) == ("gemm_sm90", "gemm", "sm_90a", "float16")
     assert meta["dynamic"] is True and meta["shape"] is None
@@ -64,8 +64,8 @@ def test_design_json_holds_the_rules_and_every_design_with_its_checks(package):
 def test_verdict_txt_has_the_table_then_each_verdict_under_its_range(package):
     text = (package / "VERDICT.txt").read_text()
     assert text.startswith(tuned().text() + "\n\n== M <= 128: design 0 (kernel_0.o) ==\ngemm_sm90: SAFE\n")
-    heads = ["== M <= 128: design 0 (kernel_0.o) ==", "== 129 <= M <= 384: design 1 (kernel_1.o) ==",
-             "== M >= 385: design 2 (kernel_2.o) =="]
+    heads = ["== M <= 128: design 0 (kernel_0.o) ==", "== 129 <= M <= 256: design 1 (kernel_1.o) ==",
+             "== M >= 257: design 2 (kernel_2.o) =="]
     at = [text.index(head) for head in heads]
     assert at == sorted(at)
     sections = [text[a:b] for a, b in zip(at, [*at[1:], len(text)], strict=True)]
@@ -106,9 +106,9 @@ def test_the_package_picks_by_m_and_loads_every_object_without_tslab(package):
 
 def test_the_package_test_file_covers_every_range_and_runs(package):
     test = (package / "test_kernel.py").read_text()
-    assert "EXAMPLES = [(1, 64, 64), (128, 64, 64), (129, 64, 64), (384, 64, 64), (385, 64, 64), (4096, 4096, 4096)]" \
+    assert "EXAMPLES = [(1, 64, 64), (128, 64, 64), (129, 64, 64), (256, 64, 64), (257, 64, 64), (4096, 4096, 4096)]" \
         in test
-    assert "PICKS = [(1, 0), (128, 0), (129, 1), (384, 1), (385, 2)]" in test
+    assert "PICKS = [(1, 0), (128, 0), (129, 1), (256, 1), (257, 2)]" in test
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(package)],
                          capture_output=True, text=True, timeout=300, check=False, cwd=package.parent)
     assert out.returncode == 0, out.stdout[-2000:]

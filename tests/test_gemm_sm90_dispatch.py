@@ -13,7 +13,7 @@ from tslab.kernels.gemm_sm90_dispatch import BY_M, PAIRS_128, tuned
 
 
 def test_the_table_is_decode_then_pairs_then_the_defaults():
-    assert [bound for bound, _ in BY_M] == [128, 384, None]
+    assert [bound for bound, _ in BY_M] == [128, 256, None]
     assert BY_M[0][1] == gemm_sm90.DECODE and BY_M[1][1] == PAIRS_128 and BY_M[2][1] == {}
     assert PAIRS_128 == {"tile_m": 128, "tile_n": 128, "mma_warpgroups": 2, "stages": 5, "cluster_m": 2}
 
@@ -23,7 +23,7 @@ def test_tuned_builds_each_design_for_the_dtype(dtype):
     dispatch = tuned(dtype)
     assert dispatch.designs == (gemm_sm90.design(**gemm_sm90.DECODE, dtype=dtype),
                                 gemm_sm90.design(**PAIRS_128, dtype=dtype), gemm_sm90.design(dtype=dtype))
-    assert [dispatch.pick((m, 8192, 8192))[0] for m in (128, 129, 384, 385)] == [0, 1, 1, 2]
+    assert [dispatch.pick((m, 8192, 8192))[0] for m in (128, 129, 256, 257)] == [0, 1, 1, 2]
 
 
 @pytest.mark.parametrize("index", [0, 1, 2])

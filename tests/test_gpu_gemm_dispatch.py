@@ -13,8 +13,8 @@ from tslab.gpu import device
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no NVIDIA GPU here")]
 
-#: M on both sides of tuned()'s bounds (128, 384) and well inside each range.
-MS = [1, 64, 128, 129, 256, 384, 385, 512, 4096]
+#: M on both sides of tuned()'s bounds (128, 256) and well inside each range.
+MS = [1, 64, 128, 129, 192, 256, 257, 512, 4096]
 #: (N, K): a large decode-like pair, and K tails (520 = 8 K tiles of 64 + 8; 4104 = 64 x 64 + 8) with ragged N.
 NKS = [(8192, 8192), (1000, 520), (264, 4104)]
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}

@@ -1,17 +1,19 @@
 """Which ``gemm_sm90`` design serves which M, as measured on the H200: the table an export by M is built from.
 
 ``BY_M`` lists ``(max_m, params)``: M up to ``max_m`` uses ``gemm_sm90.design(**params)``, the last rule every
-larger M. Where each bound comes from (benchmarks/NOTES.md, "GEMM", fp16 with N = K = 8192):
+larger M. It was chosen by a sweep over M (``python benchmarks/sweep_dispatch.py``, 2026-12-02, fp16, N = K =
+8192, benchmarks/NOTES.md "Dispatch by M"): each candidate (``DECODE``, ``PAIRS_128``, the defaults) swept with
+``tslab.sweep(candidate, {"shape": [(M, 8192, 8192), ...]}, measure="bench")`` at M = 64, 128, 192, 256, 320,
+384, 448, 512 and 1024, each point checked, run against the fp32 reference and timed beside ``torch.mm``; per M
+the fastest wins, and each run of Ms one candidate won becomes a rule bounded by the largest M it won:
 
-- M <= 128: ``gemm_sm90.DECODE`` (row #15: 448 TFLOP/s at M = 128, 2.12x the default, 0.98x torch.mm; at
-  M = 256 the pairs below beat it).
-- 129 <= M <= 384: ``PAIRS_128``, 128 x 128 tiles, 2 warpgroups, pairs along M (row #18: at M = 256 1.55x the
-  default and above DECODE's 548; the "Variants at M = 256" table there: 624 fp16 / 645 bf16, 1.16x DECODE,
-  with 5 stages; 6 were refused there as over SMEM).
-- M >= 385: the kernel's defaults (row #19: at M = 512 the default 712 against 692 for the pairs).
+- M <= 128: ``gemm_sm90.DECODE`` (449 TFLOP/s at M = 128, 0.999x torch.mm; the pairs 330, the default 211).
+- 129 <= M <= 256: ``PAIRS_128``, 128 x 128 tiles, 2 warpgroups, pairs along M (643 at M = 256, 0.959x; DECODE
+  561). It also wins at M = 192 (418 against 329).
+- M >= 257: the kernel's defaults (from M = 320 on: 511 against 401 and 303; 735 at M = 512).
 
-384 lies halfway between the measured M = 256 and M = 512 and was not measured itself; nor were M between 128
-and 256. A GPU sweep over M will re-derive the bounds; until then they are this table's best reading.
+Between two measured Ms the larger-M rule applies. The sweep also shows where no candidate comes near torch.mm:
+M = 192 and 320 (0.73x), where neither tile height fits M; see NOTES.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from . import gemm_sm90
 #: 128 x 128 tiles split between 2 warpgroups, 5 stages, blocks in pairs along M sharing each B tile.
 PAIRS_128: dict[str, Any] = {"tile_m": 128, "tile_n": 128, "mma_warpgroups": 2, "stages": 5, "cluster_m": 2}
 #: ``(max_m, params)`` in ascending max_m; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
-BY_M: tuple[tuple[int | None, dict[str, Any]], ...] = ((128, gemm_sm90.DECODE), (384, PAIRS_128), (None, {}))
+BY_M: tuple[tuple[int | None, dict[str, Any]], ...] = ((128, gemm_sm90.DECODE), (256, PAIRS_128), (None, {}))
 
 
 def tuned(dtype: str = "fp16") -> Dispatch:
