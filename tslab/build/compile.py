@@ -18,7 +18,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..child import capture_fds
-from .targets import Target
+from .targets import Target, require_kernel_arch
 
 
 def compile_target(t: Target, sms: int, options: str) -> Any:
@@ -28,6 +28,9 @@ def compile_target(t: Target, sms: int, options: str) -> Any:
     """
     from cutlass import cute
 
+    arch = re.search(r"--gpu-arch (\S+)", options)
+    if arch is not None:
+        require_kernel_arch(t.kernel, arch.group(1), "compile")
     with t.edits_applied():
         return cute.compile(t.launcher.launch, *fake_args(t), *t.launch_constants(sms), options=options)
 

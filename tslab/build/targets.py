@@ -128,6 +128,18 @@ def require_arch(arch: str, what: str) -> str:
     return arch
 
 
+def require_kernel_arch(kernel: str, arch: str, what: str) -> str:
+    """``arch`` when catalog kernel ``kernel`` is for it, else an ``UnsupportedArchError`` with the arch to use (a
+    Blackwell kernel compiles for sm_100a only, and runs only on a Blackwell GPU)."""
+    from ..kernels import kernel_rules
+
+    rules = kernel_rules(kernel)
+    problem = rules.arch_error(kernel, arch, what) if rules is not None else None
+    if problem is not None:
+        raise UnsupportedArchError(problem)
+    return arch
+
+
 def resolve(design: Any, shape: tuple[int, ...] | None = None, dtype: str | None = None,
             launch: dict[str, Any] | None = None) -> Target:
     """The GPU target of ``design``; refuses kernels with no GPU kernel, problems its ``RULES`` refuse and edits

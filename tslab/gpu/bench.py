@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ..build.targets import Target, resolve
-from .guards import require_gpu
+from .guards import require_gpu, require_gpu_for
 from .worker import run_job
 
 
@@ -145,7 +145,6 @@ def bench(kernels: Any, *, sizes: list[tuple[int, ...]] | None = None, dtype: st
     ``kernels``: a design, a :class:`CompiledKernel`, a ``(design, launch_options)`` pair, or a list of those.
     Cold L2: each timing rotates over enough input/output pairs to exceed the L2 three times.
     """
-    require_gpu("bench")
     items = kernels if isinstance(kernels, list) else [kernels]
     targets: list[Target] = []
     for item in items:
@@ -157,6 +156,10 @@ def bench(kernels: Any, *, sizes: list[tuple[int, ...]] | None = None, dtype: st
                 targets.append(resolve(item[0], size, dtype, item[1]))
             else:
                 targets.append(resolve(item, size, dtype))
+    for t in targets:
+        require_gpu_for(t, f"bench of '{t.kernel}'")
+    if not targets:
+        require_gpu("bench")
     rows = run_job("tslab.gpu.jobs:bench_job",
                    {"targets": [t.to_dict() for t in targets], "repeats": repeats, "iterations": iterations,
                     "warmup": warmup, "use_cuda_graphs": use_cuda_graphs, "baseline": baseline,

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..build.compile import parse_ptxas
-from ..build.targets import Target, require_arch, resolve
+from ..build.targets import Target, require_arch, require_kernel_arch, resolve
 from .errors import KernelHungError, NoGpuError, WorkerTimeoutError
-from .guards import DEFAULT_SMS, SETUP_TIMEOUT, checked_target, require_gpu, verified
+from .guards import DEFAULT_SMS, SETUP_TIMEOUT, checked_target, require_gpu_for, verified
 from .worker import KERNEL_PHASE, run_job
 
 
@@ -149,6 +149,7 @@ def compile(
         if sms is None:
             sms = info.sm_count if info is not None and info.arch == arch else DEFAULT_SMS.get(arch, 132)
     require_arch(arch, f"compile of '{target.kernel}'")
+    require_kernel_arch(target.kernel, arch, "compile")
     verdict = verified(design, force)
     target = checked_target(target, verdict)
     out = run_job(
@@ -192,7 +193,7 @@ def run_on_gpu(target: Target, *, seed: int = 0, timeout: float = 300.0) -> dict
     """Compile for this GPU, run once, check against the input (in a worker; the kernel gets ``timeout`` s)."""
     from .errors import CheckFailedError
 
-    require_gpu(f"run of '{target.kernel}'")
+    require_gpu_for(target, f"run of '{target.kernel}'")
 
     return run_job(
         "tslab.gpu.jobs:run_job",

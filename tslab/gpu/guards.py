@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..build.targets import Target
+from ..build.targets import Target, require_kernel_arch
 from ..core.check import check
 from .errors import NoGpuError, UnsafeDesignError
 
@@ -23,6 +23,24 @@ def require_gpu(what: str) -> Any:
     if info is None:
         raise NoGpuError(f"{what}: no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works "
                          "without one (kernel.ptx, kernel.cubin), run, bench and profile need a GPU")
+    return info
+
+
+def require_gpu_for(target: Target, what: str) -> Any:
+    """This machine's GPU when ``target``'s kernel runs on it: a ``NoGpuError`` without one, an
+    ``UnsupportedArchError`` naming the arch the kernel needs when this GPU is another (a Blackwell kernel on an
+    H200), never a crash in the worker."""
+    archs = target.rules.archs
+    if archs is None:
+        return require_gpu(what)
+    from .device import device
+
+    info = device()
+    if info is None:
+        raise NoGpuError(f"{what}: no NVIDIA GPU or driver on this machine, and this kernel runs on "
+                         f"{' or '.join(archs)} ({target.rules.gpu_name}) only; compile(design, arch={archs[0]!r}) "
+                         "works without one (kernel.ptx, kernel.cubin, registers, spills)")
+    require_kernel_arch(target.kernel, info.arch, f"{what} on this {info.name}")
     return info
 
 

@@ -97,7 +97,7 @@ def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None)
 
     _sms()
     t = _target(target)
-    if t.kernel == "gemm_sm90":
+    if t.rules.package == "gemm":
         return _gemm_run(t, seed)
     src = _random(t.shape, t.dtype, seed)
     dst = torch.empty_like(src)
@@ -179,7 +179,7 @@ def bench_job(
     rows = []
     for i, data in enumerate(targets):
         t = _target(data)
-        if t.kernel == "gemm_sm90":
+        if t.rules.package == "gemm":
             rows.append(_gemm_time(t, repeats=repeats, iterations=iterations, warmup=warmup, baseline=baseline))
             report_partial(rows[-1])
             continue

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..build.targets import resolve
 from ..errors import DesignError
-from .guards import SETUP_TIMEOUT, checked_target, require_gpu, verified
+from .guards import SETUP_TIMEOUT, checked_target, require_gpu_for, verified
 from .iket_session import MARKER_SLOTS, ProfileError
 from .timeline import Timeline, task_steps
 from .worker import run_job
@@ -52,8 +52,8 @@ def profile_job(design: Any, *, shape: tuple[int, ...] | None, dtype: str | None
                 seed: int, launch: dict[str, Any] | None, force: bool, timeout: float) -> tuple[dict, list, Any]:
     """The profile job's plain result (what :func:`profile` makes a Timeline of), the design's tasks as the
     timeline reads them, and the target run."""
-    require_gpu(f"profile of '{design.kernel}'")
     target = resolve(design, shape, dtype, launch)
+    require_gpu_for(target, f"profile of '{design.kernel}'")
     verdict = verified(design, force)
     target = checked_target(target, verdict)
     steps = task_steps(design.lower().tasks, stages, resources)

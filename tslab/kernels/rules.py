@@ -73,7 +73,9 @@ class KernelRules:
     runtime extents is checked at each count), ``package`` the exported package's interface ('copy': ``copy(src,
     dst)``, 'gemm': ``gemm(a, b)``). ``launch_module``
     names the module holding ``launch``, ``launch_constants`` and ``fake_args`` when they are not in the kernel's
-    own module (so a CPU check imports no launch code).
+    own module (so a CPU check imports no launch code). ``archs``, where given, are the only GPU archs the kernel
+    compiles for and runs on (a Blackwell kernel's tcgen05 MMAs, TMEM and CLC exist nowhere else); ``gpu_name``
+    says in words which GPUs those are.
     """
 
     dtypes: tuple[str, ...]
@@ -90,6 +92,17 @@ class KernelRules:
     consistency: Callable[[dict[str, Any], dict[str, dict[str, Any]]], list[Any]] | None = None
     beyond_ts: Callable[[dict[str, Any]], list[str]] | None = None
     launch_module: str | None = None
+    archs: tuple[str, ...] | None = None
+    gpu_name: str = ""
+
+    def arch_error(self, kernel: str, arch: str, what: str) -> str | None:
+        """Why ``what`` of ``kernel`` cannot be for ``arch`` (one sentence with the fix), or None when it can."""
+        if self.archs is None or arch in self.archs:
+            return None
+        gpus = f" ({self.gpu_name})" if self.gpu_name else ""
+        return (f"{what} of '{kernel}': arch={arch!r}, but this kernel is for {' or '.join(self.archs)}{gpus} only; "
+                f"compile it with arch={self.archs[0]!r}, which works without such a GPU (PTX, cubin, registers, "
+                f"spills); running it needs one")
 
     def problem_error(self, params: dict[str, Any], shape: tuple[int, ...], dtype: str) -> str | None:
         """Why the kernel cannot take problem ``shape`` of ``dtype`` (one sentence with the fix), or None."""

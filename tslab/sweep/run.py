@@ -42,11 +42,18 @@ class _Progress:
             self.bar.close()
 
 
-def _arch(arch: str | None) -> str:
+def _arch(arch: str | None, design: Design) -> str:
+    """The arch given, else this GPU's, else sm_90a; a kernel for other archs only (a Blackwell kernel) gets its own."""
     from ..gpu.device import device
+    from ..kernels import NAMES, kernel_rules
 
+    if arch:
+        return arch
     info = device()
-    return arch or (info.arch if info is not None else "sm_90a")
+    here = info.arch if info is not None else "sm_90a"
+    rules = kernel_rules(design.kernel) if design.kernel in NAMES else None
+    archs = rules.archs if rules is not None else None
+    return archs[0] if archs and here not in archs else here
 
 
 def sweep(design: Design | str, space: Mapping[str, Sequence[Any]], *,
@@ -77,7 +84,7 @@ def sweep(design: Design | str, space: Mapping[str, Sequence[Any]], *,
         raise SweepError(f"sweep: measure={measure!r} is not a stage; give one of {', '.join(map(repr, STAGES))}")
     validate(design, space)
     io = _captured_io(design, measure, inputs=inputs, reference=reference, outputs=outputs, baseline=baseline)
-    arch = _arch(arch)
+    arch = _arch(arch, design)
     if measure == "bench":
         from ..gpu.guards import require_gpu
 
