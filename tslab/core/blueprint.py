@@ -126,11 +126,16 @@ def pipelined_names(bp: Blueprint) -> list[str]:
 
 
 def apply_schedule(bp: Blueprint, task_name: str, steps: tuple) -> None:
-    """Replace one task by a new TS Task built from plain steps (same warps, resources and loop bounds)."""
+    """Replace one task by a new TS Task built from plain steps (same warps, resources and loop bounds).
+
+    The task keeps its slot routing (which step's task-local variables feed which later step, keyed by each
+    step's resource, stage, section and ordinal): TS checks it against the new order, so an edit that moves a
+    reader before its writer, or drops a writer, is TS's own slot-routing error, not a silently stale value.
+    """
     old = bp.task(task_name)
     legacy = steps_to_legacy(steps, _schedule_targets(bp), task=task_name)
     result = ScheduleResult(
-        schedule_list=legacy,
+        schedule_list=legacy, slot_routing=old.slot_routing, constexpr_work_kwargs=old.constexpr_work_kwargs,
         loop_start=old.domain_start, loop_end=old.domain, loop_step=old.step, unroll=old.unroll,
         skip_if=old.skip_if, has_work_tile_loop=old.is_persistent,
     )

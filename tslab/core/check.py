@@ -46,6 +46,14 @@ _HINTS = {
     "race": "move the aliased allocations into phases that are never live together, or drop the alias group",
     "pdl-order": "issue launch_griddep only after a PdlWaitBarrier.wait_griddep",
 }
+#: Fixes for the TS checks whose failures the kind's general hint does not fit.
+_CHECK_HINTS = {
+    "_verify_slot_routing": "every step that reads a task-local variable needs the step that writes it earlier in "
+                            "the same task (the task keeps its kernel's routing through schedule edits): move the "
+                            "reading step after its writer, or put the writer back",
+    "_verify_tmem_capacity": "fewer accumulator stages or narrower tiles (columns = stages x tile width), or alias "
+                             "TMEM buffers whose lifetimes do not overlap",
+}
 _CHECK_LOCK = threading.RLock()
 _WARNING = re.compile(r"TS validation \((?P<check>\w+)\): (?P<msg>.*)", re.S)
 
@@ -65,7 +73,7 @@ def _issue_from_warning(text: str, names: list[tuple[str, str]]) -> Issue:
         kind = "deadlock"
     where = "smem" if check == "_verify_smem_capacity" else "tmem" if check == "_verify_tmem_capacity" else \
         _where(msg, names, check.strip("_").replace("_", " "))
-    return Issue(kind, where, msg, _HINTS[kind])  # type: ignore[arg-type]
+    return Issue(kind, where, msg, _CHECK_HINTS.get(check, _HINTS[kind]))  # type: ignore[arg-type]
 
 
 def _checker_issues(result: CheckerResult, notes: dict[int, str] | None = None) -> list[Issue]:

@@ -365,6 +365,13 @@ class Design:
                               did_you_mean(task, list(schedules)))
         return list(schedules[task])
 
+    def variable_flow(self) -> Any:
+        """Which step's task-local variables feed which later step of the same task, as TS's slot routing holds
+        it: a DataFrame (task, writer, variable, reader) read from fresh TS tasks (edits applied)."""
+        from .routing import routing_table
+
+        return routing_table(self.lower().tasks)
+
     def stage_choices(self, resource: str) -> dict[str, list[str]]:
         """Stages and work labels a schedule step on ``resource`` may use: what an editor offers."""
         self._require_resource(resource)
