@@ -9,6 +9,7 @@ import pytest
 import tslab
 from tslab.errors import DesignError
 from tslab.kernels import gemm_sm100
+from tslab.kernels.gemm_sm100_parts import EPI_STAGES
 
 
 def test_default_is_safe_with_its_accumulators_filling_tmem():
@@ -23,13 +24,14 @@ def test_default_is_safe_with_its_accumulators_filling_tmem():
     assert v.tmem_total == v.tmem_capacity == 512
     smem = dict(zip(v.layout["name"], v.layout["size"], strict=True))
     assert smem["a_buf"] == 4 * 128 * 64 * 2 and smem["b_buf"] == 4 * 256 * 64 * 2
-    assert smem["epi_buf"] == gemm_sm100.EPI_STAGES * 128 * 32 * 2 and smem["tmem_ptr"] == 4
+    assert smem["epi_buf"] == EPI_STAGES * 128 * 32 * 2 and smem["tmem_ptr"] == 4
     assert v.smem_used <= v.smem_capacity
 
 
 @pytest.mark.parametrize("params", [{"scheduler": "static"}, {"cluster_m": 2}, {"epilogue": "direct"},
                                     {"dtype": "bf16", "tile_n": 128, "acc_stages": 4},
-                                    {"cluster_m": 2, "scheduler": "static", "tile_k": 128, "stages": 3}])
+                                    {"cluster_m": 2, "scheduler": "static", "tile_k": 128, "stages": 3},
+                                    {"ab_rings": "merged"}, {"ab_rings": "merged", "cluster_m": 2}])
 def test_variants_are_safe(params):
     v = tslab.check(gemm_sm100.design(**params))
     assert v.status == "SAFE", v.text()
@@ -38,6 +40,17 @@ def test_variants_are_safe(params):
 def test_the_static_scheduler_has_no_scheduler_warp_and_no_queue_pipeline():
     d = gemm_sm100.design(scheduler="static")
     assert "SchedulerTask" not in d.tasks() and "work_queue" not in d.pipelines()
+
+
+def test_merged_rings_are_a_pipeline_group_filled_by_two_load_warps():
+    d = gemm_sm100.design(ab_rings="merged")
+    assert d.tasks() == ["EpilogueTask", "MmaTask", "LoadATask", "LoadBTask", "SchedulerTask"]
+    rings = d.pipelines()
+    assert rings["ab_sync"]["mode"] == "Merge" and rings["ab_sync"]["members"] == ["smem_a", "smem_b"]
+    assert rings["smem_a"]["num_bytes"] == 128 * 64 * 2 and rings["smem_b"]["num_bytes"] == 256 * 64 * 2
+    assert ("ab_sync", "ConsumerRelease", "Loop", None) in d.schedule("MmaTask")  # one release for both members
+    v = tslab.check(d.with_pipeline("ab_sync", num_stages=3))  # edited as one, TS re-counts the group's barriers
+    assert v.status == "SAFE" and {a["name"]: a["size"] for a in v.layout_rows()}["a_buf"] == 3 * 128 * 64 * 2
 
 
 def test_a_pair_runs_two_cta_rings_signalled_from_its_first_block():

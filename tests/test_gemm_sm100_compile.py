@@ -32,11 +32,12 @@ def test_default_compiles_to_tcgen05_mma_tmem_loads_and_clc_without_spills(defau
     assert k.verdict.status == "SAFE" and k.cubin[:4] == b"\x7fELF"
 
 
-def test_a_pair_compiles_to_two_cta_mmas_and_the_static_scheduler_to_no_clc():
-    k = gpu.compile(gemm_sm100.design(cluster_m=2, scheduler="static", epilogue="direct"), arch="sm_100a",
-                    shape=(1024, 1024, 1024))
+def test_a_pair_with_merged_rings_compiles_to_two_cta_mmas_and_the_static_scheduler_to_no_clc():
+    design = gemm_sm100.design(cluster_m=2, scheduler="static", epilogue="direct", ab_rings="merged")
+    k = gpu.compile(design, arch="sm_100a", shape=(1024, 1024, 1024))
     assert "tcgen05.mma.cta_group::2.kind::f16" in k.ptx and "tcgen05.alloc.cta_group::2" in k.ptx
     assert "clusterlaunchcontrol" not in k.ptx
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" not in k.ptx  # C stored from registers
     assert k.spills == 0
 
 

@@ -18,13 +18,17 @@ Resource/task flow (warps in brackets; the scheduler warp only with ``scheduler=
                  -> release--> gmem_c
     work_queue --SchedulerTask [warp 6]: acquire -> CLC try_cancel (fetch_work_tile) -> commit--> work_queue
                  (ClcFetchAsync); every task ends each tile with wait -> get_and_advance_work_tile -> release
+    ab_rings='merged': LoadATask [warp 5] fills smem_a, LoadBTask [warp 6] fills smem_b (the scheduler moves to
+                 warp 7); both are members of the Merge PipelineGroup ab_sync (a full barrier each, one empty
+                 barrier): the MMA warp waits for both and releases ab_sync once per stage
 
 Resources:
     GmemAB      the K coordinate of the next A/B tile pair (consumer work ``k_coords``, task-local ``k``)
     SmemAB      ``stages`` x (an A tile of 128 x tile_k + this block's B share of tile_n / cluster_m x tile_k) in
                 SMEM, allocations ``a_buf`` and ``b_buf``, guarded by a TmaUmma pipeline: the MMA warp's release
                 is a tcgen05 commit, so a stage is refilled only once the MMAs that read it are done; its consumer
-                work ``stage`` routes the stage index to the MMAs (task-local ``ab_stage``)
+                work ``stage`` routes the stage index to the MMAs (task-local ``ab_stage``); with
+                ``ab_rings='merged'`` two of them, ``smem_a`` (``a_buf``) and ``smem_b`` (``b_buf``)
     TmemAcc     ``acc_stages`` fp32 accumulator tiles in TMEM (allocation ``acc``, tile_n columns each), guarded
                 by a UmmaAsync pipeline (MMA commit -> epilogue wait); in SMEM it owns ``tmem_ptr``, where
                 tcgen05.alloc writes the TMEM base address (and with pairs ``tmem_dealloc_mbar``); its consumer
@@ -39,8 +43,9 @@ Resources:
 Tasks:
     EpilogueTask  warps 0-3 (TMEM lanes 0-127: warp w reads lanes 32w..32w+31)
     MmaTask       warp 4: issues the tcgen05 MMAs (with pairs, only the pair's first block does)
-    LoadTask      warp 5: issues the TMA loads of A and B
-    SchedulerTask warp 6: fetches the next tile with CLC (``scheduler='clc'`` only)
+    LoadTask      warp 5: issues the TMA loads of A and B (LoadATask warp 5 and LoadBTask warp 6 when merged)
+    SchedulerTask warp 6 (7 when merged): fetches the next tile with CLC (``scheduler='clc'`` only)
+The resource classes are in :mod:`tslab.kernels.gemm_sm100_parts`.
 
 Pairs (``cluster_m=2``): TS checks one block. The rings take the pair's cluster layout (2, 1, 1, 1): the A/B
 ring's full barrier in the first block counts both blocks' TMA bytes, its MMA release and the accumulators'
@@ -49,28 +54,23 @@ epilogue threads; :func:`consistency_issues` holds edits to that.
 """
 
 
-from dataclasses import dataclass, field
 from typing import Any
 
-import cutlass
-from cutlass import cute, pipeline
-from cutlass.experimental.task_scheduling.enums import SignalingThreads, TileSchedulerType
-from cutlass.experimental.task_scheduling.memory import SmemAllocation, TmemAllocation
+from cutlass import pipeline
+from cutlass.experimental.task_scheduling.enums import PipelineGroupMode, SignalingThreads, TileSchedulerType
+from cutlass.experimental.task_scheduling.pipeline_group import PipelineGroup
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
     PipelineConfig,
-    StageInfo,
-    TaskLocalVariable,
     TileSchedulerConfig,
     WorkQueue,
-    consumer_work,
-    producer_work,
 )
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..core.blueprint import Blueprint
 from ..errors import DesignError, Issue, did_you_mean
+from .gemm_sm100_parts import BLOCK_M, EPILOGUE_WARPS, Geometry, GmemAB, GmemC, SmemAB, TmemAcc
 from .rules import KernelRules, ShapeRule
 
 NAME = "gemm_sm100"
@@ -78,10 +78,8 @@ SUMMARY = ("Blackwell GEMM: TMA -> TmaUmma A/B ring -> tcgen05 MMA into TMEM -> 
            "CLC work queue")
 PARAMS: dict[str, Any] = {
     "tile_n": 256, "tile_k": 64, "stages": 4, "acc_stages": 2, "cluster_m": 1, "scheduler": "clc",
-    "epilogue": "tma", "dtype": "fp16", "k_tiles": 4,
+    "epilogue": "tma", "ab_rings": "one", "dtype": "fp16", "k_tiles": 4,
 }
-#: Rows of an output tile per block: one tcgen05 MMA covers 128 TMEM lanes (256 rows with 2-CTA pairs).
-BLOCK_M = 128
 DTYPE_BYTES = {"fp16": 2, "bf16": 2}
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 TILE_N = (64, 128, 192, 256)
@@ -90,10 +88,11 @@ TILE_K = (64, 128)
 CLUSTERS = (1, 2)
 SCHEDULERS = ("clc", "static")
 EPILOGUES = ("tma", "direct")
-#: SMEM sub-tiles the TMA epilogue rotates through (one is stored while the next is written).
-EPI_STAGES = 2
-#: Warps of each task: epilogue first (TMEM lanes follow warp index modulo 4), then MMA, load, scheduler.
-EPILOGUE_WARPS, MMA_WARP, LOAD_WARP, SCHEDULER_WARP = 4, 4, 5, 6
+#: ``one``: one ring holds A and B; ``merged``: an A ring and a B ring, each filled by its own load warp, members of
+#: one Merge PipelineGroup (a full barrier each, one shared empty barrier the MMA warp releases).
+AB_RINGS = ("one", "merged")
+#: The MMA warp and the first load warp follow the four epilogue warps (TMEM lanes follow warp index modulo 4).
+MMA_WARP, LOAD_WARP = 4, 5
 #: Bytes of one CLC response (the hardware writes the cancelled block's coordinates there).
 CLC_RESPONSE_BYTES = 16
 
@@ -110,7 +109,8 @@ def validate(params: dict[str, Any]) -> None:
             raise DesignError("input", f"kernel 'gemm_sm100' param '{name}'", f"{name}={p[name]!r} is not supported",
                               did_you_mean(str(p[name]), [str(a) for a in allowed]))
 
-    for name, allowed in (("dtype", tuple(DTYPE_BYTES)), ("scheduler", SCHEDULERS), ("epilogue", EPILOGUES)):
+    for name, allowed in (("dtype", tuple(DTYPE_BYTES)), ("scheduler", SCHEDULERS), ("epilogue", EPILOGUES),
+                          ("ab_rings", AB_RINGS)):
         menu(name, allowed)
 
     def bad(name: str, message: str, hint: str) -> DesignError:
@@ -135,8 +135,9 @@ def validate(params: dict[str, Any]) -> None:
 def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, Any]]) -> list[Issue]:
     """What TS's one-block checks cannot see: every ring's cluster layout must be the pair the kernel launches.
 
-    With ``cluster_m=2`` the MMAs of a pair are issued from its first block into both blocks' TMEM, so
-    ``smem_ab``, ``tmem_acc`` (and the CLC ``work_queue``) need ``cta_layout_vmnk`` (2, 1, 1, 1); alone, (1, 1, 1, 1).
+    With ``cluster_m=2`` the MMAs of a pair are issued from its first block into both blocks' TMEM, so every ring
+    (``smem_ab`` or the ``ab_sync`` group, ``tmem_acc``, the CLC ``work_queue``) needs ``cta_layout_vmnk``
+    (2, 1, 1, 1); alone, (1, 1, 1, 1).
     """
     want = [params["cluster_m"], 1, 1, 1]
     issues = []
@@ -177,351 +178,48 @@ RULES = KernelRules(
     dtypes=tuple(TORCH_DTYPES.values()), default_shape=(4096, 4096, 4096), default_dtype="float16",
     shape=_shape_rule, trip_param="k_tiles", package="gemm", dtype_of=lambda params: TORCH_DTYPES[params["dtype"]],
     choices={"tile_n": TILE_N, "tile_k": TILE_K, "cluster_m": CLUSTERS, "scheduler": SCHEDULERS,
-             "epilogue": EPILOGUES, "dtype": tuple(DTYPE_BYTES)},
+             "epilogue": EPILOGUES, "ab_rings": AB_RINGS, "dtype": tuple(DTYPE_BYTES)},
     consistency=consistency_issues, beyond_ts=checked_beyond_ts, launch_module="tslab.kernels.gemm_sm100_launch",
     archs=("sm_100a",), gpu_name="Blackwell: B200, GB200",
 )
-
-
-def epilogue_tile(tile_n: int, cluster_m: int) -> tuple[int, int]:
-    """The (rows, columns) of C the epilogue converts and stores at a time, as CuTe's SM100 heuristic picks it
-    (a pure function: the CPU sizes ``epi_buf`` with the same numbers the kernel's layouts use)."""
-    from cutlass.utils.blackwell_helpers import compute_epilogue_tile_size
-
-    return tuple(compute_epilogue_tile_size(BLOCK_M, tile_n, cluster_m == 2, 16, None, False, True))
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """Shape of one launch (GPU path only): dtype, cluster, tile, and the CuTe layouts the kernel built (only
-    Python values and layouts: a runtime value here would be carried through TS's loops)."""
-
-    dtype: Any
-    cluster_m: int
-    tile_n: int
-    tile_k: int
-    a_layout: Any = None
-    b_layout: Any = None
-    epi_layout: Any = None
-
-    @property
-    def mma_tiler(self) -> tuple[int, int, int]:
-        return (BLOCK_M * self.cluster_m, self.tile_n, self.tile_k)
-
-    def tiled_mma(self) -> Any:
-        """The tcgen05 tiled MMA (cta_group 2 for pairs), built where it is used: TS's loops carry no MMA atoms."""
-        from cutlass.utils.blackwell_helpers import make_trivial_tiled_mma
-
-        k = cute.nvgpu.OperandMajorMode.K  # A (M x K) and B (N x K) are both K-major
-        group = cute.nvgpu.tcgen05.CtaGroup.TWO if self.cluster_m == 2 else cute.nvgpu.tcgen05.CtaGroup.ONE
-        return make_trivial_tiled_mma(self.dtype, self.dtype, k, k, cutlass.Float32, group, self.mma_tiler[:2])
-
-    def epi_tile(self) -> Any:
-        """The epilogue's sub-tile as a CuTe tiler (built where it is used: TS's loops carry no layouts)."""
-        from cutlass.utils.blackwell_helpers import compute_epilogue_tile_shape
-
-        return compute_epilogue_tile_shape((BLOCK_M, self.tile_n, self.tile_k), self.cluster_m == 2,
-                                           cutlass.tensor_utils.LayoutEnum.ROW_MAJOR, self.dtype)
-
-
-@cute.jit
-def _mma_tile(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
-    """(m, n) of this block's MMA tile: the work queue's block tile, with pairs counted once along M."""
-    m, n, _ = stage_info.work_tile.tile_idx
-    return m // geo.cluster_m, n
-
-
-@cute.jit
-def _rank_in_pair(geo: cutlass.Constexpr) -> Any:
-    """0 for a single block or a pair's first block, 1 for its second."""
-    if cutlass.const_expr(geo.cluster_m == 1):
-        return 0
-    return cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
-
-
-@cute.jit
-def _smem_tensor(stage_info: StageInfo, offset: cutlass.Constexpr, dtype: cutlass.Constexpr, layout: Any) -> Any:
-    ptr = cute.make_ptr(dtype, stage_info.context.smem_base.data_ptr() + offset, cute.AddressSpace.smem,
-                        assumed_align=1024)
-    return cute.make_tensor(cute.recast_ptr(ptr, layout.inner), layout.outer)
-
-
-@dataclass(kw_only=True)
-class GmemAB(MemoryResource):
-    """GMEM A and B, seen by the load task as the K index of the next A/B tile pair."""
-
-    k: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
-
-    def __post_init__(self) -> None:
-        self.k = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0), docs="K tile index of the pair")
-
-    @consumer_work(returns=k)
-    @cute.jit
-    def k_coords(self, stage_info: StageInfo) -> cutlass.Int32:
-        return stage_info.loop_offset
-
-
-@dataclass(kw_only=True)
-class SmemAB(MemoryResource):
-    """``stages`` A tiles and this block's share of the B tiles in SMEM, filled by TMA, read by tcgen05 MMAs."""
-
-    tile_n: cutlass.Constexpr[int] = 256
-    tile_k: cutlass.Constexpr[int] = 64
-    cluster_m: cutlass.Constexpr[int] = 1
-    element_bytes: cutlass.Constexpr[int] = 2
-    geo: cutlass.Constexpr[Any] = None
-    tma_atom_a: Any = None
-    tma_atom_b: Any = None
-    mA: Any = None
-    mB: Any = None
-    ab_stage: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
-    _a: cutlass.Constexpr[Any] = field(init=False, default=None)
-    _b: cutlass.Constexpr[Any] = field(init=False, default=None)
-
-    def __post_init__(self) -> None:
-        self.ab_stage = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0),
-                                          docs="the A/B stage the MMAs read")
-        self._a = SmemAllocation("a_buf", size_bytes=0, alignment=1024)
-        self._b = SmemAllocation("b_buf", size_bytes=0, alignment=1024)
-
-    def get_smem_requirements(self) -> list[SmemAllocation]:
-        stages = self.pipeline_config.num_stages
-        self._a.size_bytes = stages * BLOCK_M * self.tile_k * self.element_bytes
-        self._b.size_bytes = stages * (self.tile_n // self.cluster_m) * self.tile_k * self.element_bytes
-        return [self._a, self._b]
-
-    @cute.jit
-    def operands(self, stage_info: StageInfo) -> tuple:
-        """The staged A and B tiles as the MMA partitions them: (MMA, MMA_M, MMA_K, STAGE), (MMA, MMA_N, ...)."""
-        geo = self.geo
-        return (_smem_tensor(stage_info, self._a.offset, geo.dtype, geo.a_layout),
-                _smem_tensor(stage_info, self._b.offset, geo.dtype, geo.b_layout))
-
-    @producer_work
-    @cute.jit
-    def tma_load(self, stage_info: StageInfo, *, k: cutlass.Int32) -> None:
-        geo = self.geo
-        m, n = _mma_tile(geo, stage_info)
-        sA, sB = self.operands(stage_info)
-        thr_mma = geo.tiled_mma().get_slice(_rank_in_pair(geo))
-        # (MMA, MMA_M, MMA_K, RestM, RestK) and (MMA, MMA_N, MMA_K, RestN, RestK): this block's share of the tiles
-        tCgA = thr_mma.partition_A(cute.local_tile(self.mA, cute.slice_(geo.mma_tiler, (None, 0, None)), (None, None)))
-        tCgB = thr_mma.partition_B(cute.local_tile(self.mB, cute.slice_(geo.mma_tiler, (0, None, None)), (None, None)))
-        one = cute.make_layout(1)
-        tAsA, tAgA = cute.nvgpu.cpasync.tma_partition(self.tma_atom_a, 0, one, cute.group_modes(sA, 0, 3),
-                                                      cute.group_modes(tCgA, 0, 3))
-        tBsB, tBgB = cute.nvgpu.cpasync.tma_partition(self.tma_atom_b, 0, one, cute.group_modes(sB, 0, 3),
-                                                      cute.group_modes(tCgB, 0, 3))
-        # A pair's loads arrive on its first block's barrier (the 2-CTA TMA atoms route them there).
-        bar = cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr().toint(), cute.AddressSpace.smem)
-        stage = stage_info.stage_idx
-        cute.copy(self.tma_atom_a, tAgA[(None, m, k)], tAsA[(None, stage)], tma_bar_ptr=bar)
-        cute.copy(self.tma_atom_b, tBgB[(None, n, k)], tBsB[(None, stage)], tma_bar_ptr=bar)
-
-    @consumer_work(returns=ab_stage)
-    @cute.jit
-    def stage(self, stage_info: StageInfo) -> cutlass.Int32:
-        """The stage the MMA task waited for (routed to ``TmemAcc.mma``)."""
-        return stage_info.stage_idx
-
-
-@dataclass(kw_only=True)
-class TmemAcc(MemoryResource):
-    """``acc_stages`` fp32 accumulator tiles in TMEM (tile_n columns each), written by tcgen05 MMAs, read by the
-    epilogue; in SMEM, the slot tcgen05.alloc writes the TMEM base address into."""
-
-    tile_n: cutlass.Constexpr[int] = 256
-    cluster_m: cutlass.Constexpr[int] = 1
-    geo: cutlass.Constexpr[Any] = None
-    ab: cutlass.Constexpr[Any] = None
-    acc_stage: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
-    _acc: cutlass.Constexpr[Any] = field(init=False, default=None)
-    _slot: cutlass.Constexpr[Any] = field(init=False, default=None)
-    _dealloc: cutlass.Constexpr[Any] = field(init=False, default=None)
-
-    def __post_init__(self) -> None:
-        self.acc_stage = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0),
-                                           docs="the accumulator stage the epilogue drains")
-        self._acc = TmemAllocation("acc", num_columns=0)
-        self._slot = SmemAllocation("tmem_ptr", size_bytes=4, alignment=16)
-        self._dealloc = SmemAllocation("tmem_dealloc_mbar", size_bytes=8, alignment=8)
-
-    def get_tmem_requirements(self) -> list[TmemAllocation]:
-        self._acc.num_columns = self.pipeline_config.num_stages * self.tile_n  # fp32: one column per N
-        return [self._acc]
-
-    def get_smem_requirements(self) -> list[SmemAllocation]:
-        return [self._slot] if self.cluster_m == 1 else [self._slot, self._dealloc]
-
-    @cute.jit
-    def slot_ptr(self, smem_base: Any) -> Any:
-        """The SMEM word holding the TMEM base address."""
-        return cute.make_ptr(cutlass.Int32, smem_base.data_ptr() + self._slot.offset, cute.AddressSpace.smem,
-                             assumed_align=4)
-
-    @cute.jit
-    def accumulators(self, stage_info: StageInfo) -> Any:
-        """Every accumulator stage in TMEM: (MMA, MMA_M, MMA_N, STAGE), at TS's column offset of ``acc``."""
-        tiled_mma = self.geo.tiled_mma()
-        shape = tiled_mma.partition_shape_C(self.geo.mma_tiler[:2])
-        layout = tiled_mma.make_fragment_C(cute.append(shape, self.pipeline_config.num_stages)).layout
-        base = cute.arch.retrieve_tmem_ptr(cutlass.Float32, alignment=16,
-                                           ptr_to_buffer_holding_addr=self.slot_ptr(stage_info.context.smem_base))
-        return cute.make_tensor(base + self._acc.offset, layout)
-
-    @cute.jit
-    def _mma(self, stage_info: StageInfo, ab_stage: cutlass.Int32, first: cutlass.Constexpr[bool]) -> None:
-        tiled_mma = self.geo.tiled_mma()
-        sA, sB = self.ab.operands(stage_info)
-        tCrA = tiled_mma.make_fragment_A(sA)  # (MMA, MMA_M, MMA_K, STAGE): SMEM descriptors
-        tCrB = tiled_mma.make_fragment_B(sB)
-        acc = self.accumulators(stage_info)[(None, None, None, stage_info.stage_idx)]
-        if _rank_in_pair(self.geo) == 0:  # a pair's MMAs are issued by its first block, into both blocks' TMEM
-            for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
-                # The first MMA of a tile overwrites the accumulators; every later one adds to them.
-                tiled_mma.set(cute.nvgpu.tcgen05.Field.ACCUMULATE, not (first and kb == 0))
-                cute.gemm(tiled_mma, acc, tCrA[(None, None, kb, ab_stage)], tCrB[(None, None, kb, ab_stage)], acc)
-
-    @producer_work
-    @cute.jit
-    def mma_first(self, stage_info: StageInfo, *, ab_stage: cutlass.Int32) -> None:
-        """The first K tile's MMAs (accumulators overwritten)."""
-        self._mma(stage_info, ab_stage, True)
-
-    @producer_work
-    @cute.jit
-    def mma(self, stage_info: StageInfo, *, ab_stage: cutlass.Int32) -> None:
-        """This K tile's MMAs, added to the accumulators."""
-        self._mma(stage_info, ab_stage, False)
-
-    @consumer_work(returns=acc_stage)
-    @cute.jit
-    def stage(self, stage_info: StageInfo) -> cutlass.Int32:
-        """The accumulator stage the epilogue waited for (routed to ``GmemC.store``)."""
-        return stage_info.stage_idx
-
-
-@dataclass(kw_only=True)
-class GmemC(MemoryResource):
-    """The output matrix C; with ``epilogue='tma'`` also the SMEM sub-tiles it is stored from."""
-
-    tile_n: cutlass.Constexpr[int] = 256
-    cluster_m: cutlass.Constexpr[int] = 1
-    epilogue: cutlass.Constexpr[str] = "tma"
-    element_bytes: cutlass.Constexpr[int] = 2
-    geo: cutlass.Constexpr[Any] = None
-    acc: cutlass.Constexpr[Any] = None
-    tma_atom_c: Any = None
-    mC: Any = None
-    _epi: cutlass.Constexpr[Any] = field(init=False, default=None)
-
-    def __post_init__(self) -> None:
-        rows, cols = epilogue_tile(self.tile_n, self.cluster_m)
-        self._epi = SmemAllocation("epi_buf", size_bytes=EPI_STAGES * rows * cols * self.element_bytes,
-                                   alignment=1024)
-
-    def get_smem_requirements(self) -> list[SmemAllocation]:
-        return [self._epi] if self.epilogue == "tma" else []
-
-    @producer_work
-    @cute.jit
-    def store(self, stage_info: StageInfo, *, acc_stage: cutlass.Int32) -> None:
-        """Every sub-tile of this block's accumulators: TMEM -> registers (tcgen05.ld) -> C's dtype -> C."""
-        from cutlass.utils import blackwell_helpers as sm100
-        from cutlass.utils.gemm.sm100 import transform_partitioned_tensor_layout as by_mode
-
-        geo = self.geo
-        tiled_mma = geo.tiled_mma()
-        tidx, _, _ = cute.arch.thread_idx()
-        m, n = _mma_tile(geo, stage_info)
-        thr_mma = tiled_mma.get_slice(_rank_in_pair(geo))
-        gC = cute.local_tile(self.mC, cute.slice_(geo.mma_tiler, (None, None, 0)), (None, None))
-        tCgC = by_mode(thr_mma.partition_C(gC))  # ((ATOM_M, MMA_M), (ATOM_N, MMA_N), RestM, RestN)
-        tAcc = by_mode(self.acc.accumulators(stage_info))  # ((ATOM_M, MMA_M), (ATOM_N, MMA_N), STAGE)
-        c_layout = cutlass.tensor_utils.LayoutEnum.ROW_MAJOR
-        cta_tile = (BLOCK_M, geo.tile_n, geo.tile_k)
-        epi_tile = geo.epi_tile()
-        t2r_atom = sm100.get_tmem_load_op(cta_tile, c_layout, geo.dtype, cutlass.Float32, epi_tile,
-                                          geo.cluster_m == 2)
-        tAcc_epi = cute.flat_divide(tAcc, epi_tile)  # (EPI_TILE_M, EPI_TILE_N, EPI_M, EPI_N, STAGE)
-        t2r = cute.nvgpu.tcgen05.make_tmem_copy(t2r_atom, tAcc_epi[(None, None, 0, 0, 0)])
-        thr_t2r = t2r.get_slice(tidx)
-        tTR_tAcc = thr_t2r.partition_S(tAcc_epi)[(None, None, None, None, None, acc_stage)]
-        tTR_tAcc = cute.group_modes(tTR_tAcc, 3, cute.rank(tTR_tAcc))  # (T2R, T2R_M, T2R_N, EPI)
-        gC_epi = cute.flat_divide(tCgC, epi_tile)  # (EPI_TILE_M, EPI_TILE_N, EPI_M, EPI_N, RestM, RestN)
-        tTR_gC = thr_t2r.partition_D(gC_epi)
-        tTR_rAcc = cute.make_rmem_tensor(tTR_gC[(None, None, None, 0, 0, 0, 0)].shape, cutlass.Float32)
-        tTR_rC = cute.make_rmem_tensor(tTR_rAcc.shape, geo.dtype)
-        subtiles = cute.size(tTR_tAcc, mode=[3])
-        if cutlass.const_expr(self.epilogue == "tma"):
-            sC = _smem_tensor(stage_info, self._epi.offset, geo.dtype, geo.epi_layout)  # (EPI_M, EPI_N, EPI_STAGE)
-            r2s = cute.make_tiled_copy_D(sm100.get_smem_store_op(c_layout, geo.dtype, cutlass.Float32, t2r), t2r)
-            thr_r2s = r2s.get_slice(tidx)
-            tRS_sC = thr_r2s.partition_D(sC)
-            tRS_rC = r2s.retile(tTR_rC)
-            bSG_sC, bSG_gC = cute.nvgpu.cpasync.tma_partition(self.tma_atom_c, 0, cute.make_layout(1),
-                                                              cute.group_modes(sC, 0, 2),
-                                                              cute.group_modes(gC_epi, 0, 2))
-            bSG_gC = bSG_gC[(None, None, None, m, n)]
-            bSG_gC = cute.group_modes(bSG_gC, 1, cute.rank(bSG_gC))  # ((ATOM_V, REST_V), EPI)
-            warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-            threads = 32 * EPILOGUE_WARPS
-            for s in cutlass.range_constexpr(subtiles):
-                cute.copy(t2r, tTR_tAcc[(None, None, None, s)], tTR_rAcc)
-                tRS_rC.store(r2s.retile(tTR_rAcc).load().to(geo.dtype))
-                buf = s % EPI_STAGES
-                cute.copy(r2s, tRS_rC, tRS_sC[(None, None, None, buf)])
-                cute.arch.fence_proxy("async.shared", space="cta")  # the TMA engine reads what threads wrote
-                cute.arch.barrier(barrier_id=1, number_of_threads=threads)
-                if warp == 0:
-                    cute.copy(self.tma_atom_c, bSG_sC[(None, buf)], bSG_gC[(None, s)])
-                    cute.arch.cp_async_bulk_commit_group()
-                    cute.arch.cp_async_bulk_wait_group(EPI_STAGES - 1, read=True)  # the next buffer is free
-                cute.arch.barrier(barrier_id=1, number_of_threads=threads)
-            if warp == 0:
-                cute.arch.cp_async_bulk_wait_group(0, read=True)  # the next tile may write every buffer
-        else:
-            tTR_gC = tTR_gC[(None, None, None, None, None, m, n)]
-            tTR_gC = cute.group_modes(tTR_gC, 3, cute.rank(tTR_gC))  # (T2R, T2R_M, T2R_N, EPI)
-            r2g = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), geo.dtype)
-            for s in cutlass.range_constexpr(subtiles):
-                cute.copy(t2r, tTR_tAcc[(None, None, None, s)], tTR_rAcc)
-                tTR_rC.store(tTR_rAcc.load().to(geo.dtype))
-                cute.copy(r2g, tTR_rC, tTR_gC[(None, None, None, s)])
-        cute.arch.fence_view_async_tmem_load()  # every TMEM load is done before the stage is released
 
 
 def _threads(n: int) -> pipeline.CooperativeGroup:
     return pipeline.CooperativeGroup(pipeline.Agent.Thread, n)
 
 
-def task_warps(scheduler: str) -> int:
-    """Warps per block: four epilogue warps, the MMA warp, the load warp and (CLC only) the scheduler warp."""
-    return EPILOGUE_WARPS + 2 + (1 if scheduler == "clc" else 0)
+def task_warps(p: dict[str, Any]) -> int:
+    """Warps per block: four epilogue warps, the MMA warp, one or two load warps and (CLC) the scheduler warp."""
+    return EPILOGUE_WARPS + 1 + (2 if p["ab_rings"] == "merged" else 1) + (1 if p["scheduler"] == "clc" else 0)
 
 
 def pipelines_for(p: dict[str, Any]) -> dict[str, PipelineConfig]:
-    """The rings' TS PipelineConfigs for params ``p`` (the work queue's only with the CLC scheduler)."""
+    """The rings' TS PipelineConfigs for params ``p``: ``smem_ab`` (or ``smem_a`` and ``smem_b``), ``tmem_acc``
+    and, with the CLC scheduler, ``work_queue``."""
     cm, nbytes = p["cluster_m"], DTYPE_BYTES[p["dtype"]]
     layout = (cm, 1, 1, 1)
     leader = SignalingThreads.CtaLeader if cm > 1 else SignalingThreads.All
-    per_block = (BLOCK_M + p["tile_n"] // cm) * p["tile_k"] * nbytes
-    out = {
+    rows = {"a": BLOCK_M, "b": p["tile_n"] // cm, "ab": BLOCK_M + p["tile_n"] // cm}
+
+    def ab_ring(operands: str) -> PipelineConfig:
         # One thread's tcgen05 commit releases a stage; a pair's full barrier counts both blocks' bytes.
-        "smem_ab": PipelineConfig.create_tma_umma_pipeline_cfg(
+        per_block = rows[operands] * p["tile_k"] * nbytes
+        return PipelineConfig.create_tma_umma_pipeline_cfg(
             num_stages=p["stages"], num_bytes=per_block * cm, producer_group=_threads(1), consumer_group=_threads(1),
             cta_layout_vmnk=layout, consumer_signaling_threads=leader,
-            num_bytes_per_warp_per_cta=per_block if cm > 1 else None),
-        # The MMA commit fills a stage; every epilogue thread of the pair releases it.
-        "tmem_acc": PipelineConfig.create_umma_async_pipeline_cfg(
-            num_stages=p["acc_stages"], producer_group=_threads(1), consumer_group=_threads(32 * EPILOGUE_WARPS * cm),
-            cta_layout_vmnk=layout, producer_signaling_threads=leader),
-    }
+            num_bytes_per_warp_per_cta=per_block if cm > 1 else None)
+
+    out = ({"smem_ab": ab_ring("ab")} if p["ab_rings"] == "one" else
+           {"smem_a": ab_ring("a"), "smem_b": ab_ring("b")})
+    # The MMA commit fills a stage; every epilogue thread of the pair releases it.
+    out["tmem_acc"] = PipelineConfig.create_umma_async_pipeline_cfg(
+        num_stages=p["acc_stages"], producer_group=_threads(1), consumer_group=_threads(32 * EPILOGUE_WARPS * cm),
+        cta_layout_vmnk=layout, producer_signaling_threads=leader)
     if p["scheduler"] == "clc":
         # The scheduler warp fetches; every thread of every task in the cluster releases each fetched tile.
         out["work_queue"] = PipelineConfig.create_clc_fetch_async_pipeline_cfg(
             num_stages=1, num_bytes=CLC_RESPONSE_BYTES, producer_group=_threads(1),
-            consumer_group=_threads(32 * task_warps("clc") * cm), cta_layout_vmnk=layout)
+            consumer_group=_threads(32 * task_warps(p) * cm), cta_layout_vmnk=layout)
     return out
 
 
@@ -533,12 +231,19 @@ def make_tasks(params: dict[str, Any], *, k_tiles: Any, geo: Geometry | None = N
     cm, nbytes = p["cluster_m"], DTYPE_BYTES[p["dtype"]]
     rings = pipelines_for(p)
     gmem_ab = GmemAB(name="gmem_ab")
-    smem_ab = SmemAB(name="smem_ab", tile_n=p["tile_n"], tile_k=p["tile_k"], cluster_m=cm, element_bytes=nbytes,
-                     geo=geo, tma_atom_a=gpu.get("tma_atom_a"),
-                     tma_atom_b=gpu.get("tma_atom_b"), mA=gpu.get("mA"), mB=gpu.get("mB"),
-                     pipeline_config=rings["smem_ab"])
-    tmem_acc = TmemAcc(name="tmem_acc", tile_n=p["tile_n"], cluster_m=cm, geo=geo, ab=smem_ab,
-                       pipeline_config=rings["tmem_acc"])
+
+    def ring(name: str, operands: str) -> SmemAB:
+        return SmemAB(name=name, operands=operands, tile_n=p["tile_n"], tile_k=p["tile_k"], cluster_m=cm,
+                      element_bytes=nbytes, geo=geo, tma_atom_a=gpu.get("tma_atom_a"), tma_atom_b=gpu.get("tma_atom_b"),
+                      mA=gpu.get("mA"), mB=gpu.get("mB"), pipeline_config=rings[name])
+
+    merged = p["ab_rings"] == "merged"
+    loads = [ring("smem_a", "a"), ring("smem_b", "b")] if merged else [ring("smem_ab", "ab")]
+    group = PipelineGroup(name="ab_sync", members=loads, mode=PipelineGroupMode.Merge) if merged else None
+    # Schedules name a group's members through the group (TS requires it): ab_sync.smem_a, ab_sync.smem_b.
+    views = [getattr(group, r.name) for r in loads] if merged else loads
+    tmem_acc = TmemAcc(name="tmem_acc", tile_n=p["tile_n"], cluster_m=cm, geo=geo, a_ring=loads[0],
+                       b_ring=loads[-1], pipeline_config=rings["tmem_acc"])
     gmem_c = GmemC(name="gmem_c", tile_n=p["tile_n"], cluster_m=cm, epilogue=p["epilogue"], element_bytes=nbytes,
                    geo=geo, acc=tmem_acc, tma_atom_c=gpu.get("tma_atom_c"), mC=gpu.get("mC"))
     clc = p["scheduler"] == "clc"
@@ -553,30 +258,43 @@ def make_tasks(params: dict[str, Any], *, k_tiles: Any, geo: Geometry | None = N
         wq.release()
 
     @schedule
-    def load(gmem_ab: MemoryResource, smem_ab: MemoryResource, wq: WorkQueue) -> None:
+    def load(gmem_ab: MemoryResource, ring: MemoryResource, wq: WorkQueue) -> None:
         with work_tile_loop(wq):
             with domain_loop(0, k_tiles, 1):
                 k = gmem_ab.k_coords()
-                smem_ab.acquire()
-                smem_ab.tma_load(k=k)
-                smem_ab.commit()
+                ring.acquire()
+                ring.tma_load(k=k)
+                ring.commit()
+            next_tile(wq)
+
+    def mma_step(tmem_acc: Any, rings: list, releaser: Any, first: bool) -> None:
+        """Wait for the A/B stage, route its index to the MMAs, issue them, release the stage."""
+        for r in rings:
+            r.wait()
+        ab_stage = rings[0].stage()
+        if first:
+            tmem_acc.mma_first(ab_stage=ab_stage)
+        else:
+            tmem_acc.mma(ab_stage=ab_stage)
+        releaser.release()  # a Merge group's stage is released once, for both members
+
+    def mma_tile(tmem_acc: Any, wq: Any, rings: list, releaser: Any) -> None:
+        with work_tile_loop(wq):
+            tmem_acc.acquire()
+            mma_step(tmem_acc, rings, releaser, True)
+            with domain_loop(1, k_tiles, 1):
+                mma_step(tmem_acc, rings, releaser, False)
+            tmem_acc.commit()
             next_tile(wq)
 
     @schedule
-    def mma(smem_ab: MemoryResource, tmem_acc: MemoryResource, wq: WorkQueue) -> None:
-        with work_tile_loop(wq):
-            tmem_acc.acquire()
-            smem_ab.wait()
-            ab_stage = smem_ab.stage()
-            tmem_acc.mma_first(ab_stage=ab_stage)
-            smem_ab.release()
-            with domain_loop(1, k_tiles, 1):
-                smem_ab.wait()
-                ab_stage = smem_ab.stage()
-                tmem_acc.mma(ab_stage=ab_stage)
-                smem_ab.release()
-            tmem_acc.commit()
-            next_tile(wq)
+    def mma_one(tmem_acc: MemoryResource, wq: WorkQueue, ab: MemoryResource) -> None:
+        mma_tile(tmem_acc, wq, [ab], ab)
+
+    @schedule
+    def mma_merged(tmem_acc: MemoryResource, wq: WorkQueue, a: MemoryResource, b: MemoryResource,
+                   group: MemoryResource) -> None:
+        mma_tile(tmem_acc, wq, [a, b], group)
 
     @schedule
     def epilogue(tmem_acc: MemoryResource, gmem_c: MemoryResource, wq: WorkQueue) -> None:
@@ -601,25 +319,29 @@ def make_tasks(params: dict[str, Any], *, k_tiles: Any, geo: Geometry | None = N
     tasks = [
         Task(name="EpilogueTask", src_resources=[tmem_acc, wq], dst_resources=[gmem_c], warp_idx=0,
              num_warps=EPILOGUE_WARPS, schedule=epilogue(tmem_acc, gmem_c, wq)),
-        Task(name="MmaTask", src_resources=[smem_ab, wq], dst_resources=[tmem_acc], warp_idx=MMA_WARP, num_warps=1,
-             schedule=mma(smem_ab, tmem_acc, wq)),
-        Task(name="LoadTask", src_resources=[gmem_ab, wq], dst_resources=[smem_ab], warp_idx=LOAD_WARP, num_warps=1,
-             schedule=load(gmem_ab, smem_ab, wq)),
+        Task(name="MmaTask", src_resources=[*loads, wq], dst_resources=[tmem_acc], warp_idx=MMA_WARP, num_warps=1,
+             schedule=mma_merged(tmem_acc, wq, *views, group) if merged else mma_one(tmem_acc, wq, *views)),
     ]
-    graph = {smem_ab: [gmem_ab, wq], tmem_acc: [smem_ab, wq], gmem_c: [tmem_acc, wq]}
+    for i, (res, view) in enumerate(zip(loads, views, strict=True)):
+        name = f"Load{res.operands.upper()}Task" if merged else "LoadTask"
+        tasks.append(Task(name=name, src_resources=[gmem_ab, wq], dst_resources=[res], warp_idx=LOAD_WARP + i,
+                          num_warps=1, schedule=load(gmem_ab, view, wq)))
+    graph = {**{r: [gmem_ab, wq] for r in loads}, tmem_acc: [*loads, wq], gmem_c: [tmem_acc, wq]}
     if clc:
-        tasks.append(Task(name="SchedulerTask", src_resources=[wq], dst_resources=[wq], warp_idx=SCHEDULER_WARP,
-                          num_warps=1, schedule=fetch(wq)))
+        tasks.append(Task(name="SchedulerTask", src_resources=[wq], dst_resources=[wq],
+                          warp_idx=LOAD_WARP + len(loads), num_warps=1, schedule=fetch(wq)))
         graph[wq] = [wq]
-    smem = [smem_ab, tmem_acc, gmem_c] + ([wq] if clc else [])
-    return Blueprint(tasks=tasks, graph=graph, smem_resources=smem, tmem_resources=[tmem_acc])
+    smem = [*loads, tmem_acc, gmem_c] + ([wq] if clc else [])
+    return Blueprint(tasks=tasks, graph=graph, smem_resources=smem, tmem_resources=[tmem_acc],
+                     pipeline_groups=[group] if merged else [])
 
 
 def build(tile_n: int = 256, tile_k: int = 64, stages: int = 4, acc_stages: int = 2, cluster_m: int = 1,
-          scheduler: str = "clc", epilogue: str = "tma", dtype: str = "fp16", k_tiles: int = 4) -> Blueprint:
+          scheduler: str = "clc", epilogue: str = "tma", ab_rings: str = "one", dtype: str = "fp16",
+          k_tiles: int = 4) -> Blueprint:
     """Fresh TS objects of the GEMM over ``k_tiles`` K tiles per output tile (CPU check)."""
     params = {"tile_n": tile_n, "tile_k": tile_k, "stages": stages, "acc_stages": acc_stages, "cluster_m": cluster_m,
-              "scheduler": scheduler, "epilogue": epilogue, "dtype": dtype}
+              "scheduler": scheduler, "epilogue": epilogue, "ab_rings": ab_rings, "dtype": dtype}
     return make_tasks(params, k_tiles=k_tiles)
 
 

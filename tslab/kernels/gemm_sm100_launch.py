@@ -19,16 +19,8 @@ from cuda.bindings import driver as cuda_driver
 from cutlass import cute
 from cutlass.utils import blackwell_helpers as sm100
 
-from .gemm_sm100 import (
-    BLOCK_M,
-    EPI_STAGES,
-    LOAD_WARP,
-    TORCH_DTYPES,
-    Geometry,
-    make_tasks,
-    task_warps,
-    validate,
-)
+from .gemm_sm100 import LOAD_WARP, TORCH_DTYPES, make_tasks, task_warps, validate
+from .gemm_sm100_parts import BLOCK_M, EPI_STAGES, Geometry
 from .rules import cutlass_dtype
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
@@ -44,7 +36,8 @@ def _geometry(p: dict[str, Any], pipelines: tuple, dtype: Any) -> Geometry:
     """The launch's layouts: staged A/B (edited stage count), and the epilogue's SMEM sub-tiles."""
     geo = Geometry(dtype=dtype, cluster_m=p["cluster_m"], tile_n=p["tile_n"], tile_k=p["tile_k"])
     tiled_mma = geo.tiled_mma()
-    stages = _edited(pipelines, "smem_ab", "num_stages", p["stages"])
+    ring = "smem_ab" if p["ab_rings"] == "one" else "ab_sync"  # a group's stages are edited on the group
+    stages = _edited(pipelines, ring, "num_stages", p["stages"])
     return Geometry(dtype=dtype, cluster_m=p["cluster_m"], tile_n=p["tile_n"], tile_k=p["tile_k"],
                     a_layout=sm100.make_smem_layout_a(tiled_mma, geo.mma_tiler, dtype, stages),
                     b_layout=sm100.make_smem_layout_b(tiled_mma, geo.mma_tiler, dtype, stages),
@@ -64,12 +57,12 @@ def _same_sizes(bp: Any, geo: Geometry, tmem: Any) -> None:
     accumulators in TMEM (a mismatch is a bug in the kernel module, reported before anything runs)."""
     from cutlass.memory import get_num_tmem_alloc_cols
 
-    res = bp.resources()
-    pairs = [("a_buf", res["smem_ab"]._a.size_bytes, cute.size_in_bytes(geo.dtype, geo.a_layout)),
-             ("b_buf", res["smem_ab"]._b.size_bytes, cute.size_in_bytes(geo.dtype, geo.b_layout))]
-    if res["gmem_c"].epilogue == "tma":
-        pairs.append(("epi_buf", res["gmem_c"]._epi.size_bytes, cute.size_in_bytes(geo.dtype, geo.epi_layout)))
-    tiled_mma, acc = geo.tiled_mma(), res["tmem_acc"]
+    sizes = {a.name: a.size_bytes for a in bp.smem_allocations()}
+    pairs = [("a_buf", sizes["a_buf"], cute.size_in_bytes(geo.dtype, geo.a_layout)),
+             ("b_buf", sizes["b_buf"], cute.size_in_bytes(geo.dtype, geo.b_layout))]
+    if "epi_buf" in sizes:
+        pairs.append(("epi_buf", sizes["epi_buf"], cute.size_in_bytes(geo.dtype, geo.epi_layout)))
+    tiled_mma, acc = geo.tiled_mma(), bp.resources()["tmem_acc"]
     fake = tiled_mma.make_fragment_C(cute.append(tiled_mma.partition_shape_C(geo.mma_tiler[:2]),
                                                  acc.pipeline_config.num_stages))
     pairs.append(("acc (allocated columns)", _tmem_columns(tmem.total_tmem_columns), get_num_tmem_alloc_cols(fake)))
@@ -122,8 +115,7 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
     acc = bp.resources()["tmem_acc"]
     pair = p["cluster_m"] == 2
     tmem = TmemAllocator(acc.slot_ptr(smem.smem_base),
-                         barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=2, num_threads=32 * task_warps(
-                             p["scheduler"])),
+                         barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=2, num_threads=32 * task_warps(p)),
                          allocator_warp_id=0, is_two_cta=pair,
                          two_cta_tmem_dealloc_mbar_ptr=cute.make_ptr(
                              cutlass.Int64, smem.smem_base.data_ptr() + acc._dealloc.offset, cute.AddressSpace.smem,
@@ -181,12 +173,12 @@ def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.C
         grid = StaticPersistentTileScheduler.get_grid_shape(scheduler_params, p["sms"] // cm)
     kernel = _gemm_kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c,
                           tma_c if p["epilogue"] == "tma" else c, scheduler_params, params, pipelines)
-    kernel.launch(grid=grid, block=(32 * task_warps(p["scheduler"]), 1, 1), cluster=(cm, 1, 1), stream=stream)
+    kernel.launch(grid=grid, block=(32 * task_warps(p), 1, 1), cluster=(cm, 1, 1), stream=stream)
 
 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
     """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(a, b, c, stream)``."""
-    keys = ("tile_n", "tile_k", "stages", "acc_stages", "cluster_m", "scheduler", "epilogue", "dtype")
+    keys = ("tile_n", "tile_k", "stages", "acc_stages", "cluster_m", "scheduler", "epilogue", "ab_rings", "dtype")
     p = {key: params[key] for key in keys}
     validate(p)
     p["sms"] = sms
