@@ -1,7 +1,8 @@
 """The data the JupyterLab extension's own tests read is what tslab emits today.
 
 ``labextension/test/fixtures/`` holds recorded mime payloads (the demo_deadlock and demo_race traces, a
-gemm_sm90 verdict with aliased phases, a design file, the timeline of an H200 profile of gemm_sm90) and
+gemm_sm90 verdict with aliased phases, a TMEM map with aliased phases (attention_tmem) and one past TMEM's capacity
+(gemm_sm100 with 3 accumulator stages), a design file, the timeline of an H200 profile of gemm_sm90) and
 ``labextension/src/catalog.json`` the kernels the launcher offers. Rewrite both after a change with
 ``python tests/test_labextension_data.py``.
 """
@@ -46,6 +47,8 @@ def recorded() -> dict[str, object]:
         "trace_demo_race.json": _plain(race.trace.to_dict()),
         "verdict_gemm_sm90.json": _plain(gemm.to_mime()),
         "verdict_demo_deadlock.json": _plain(deadlock.to_mime()),
+        "verdict_attention_tmem.json": _plain(tslab.check(design("attention_tmem")).to_mime()),
+        "verdict_gemm_sm100_over.json": _plain(tslab.check(design("gemm_sm100", acc_stages=3)).to_mime()),
         "design_gemm_sm90.tslab.json": _plain({**saved.to_dict(), "verdict": tslab.check(saved).to_mime()}),
         "timeline_gemm_sm90.json": _plain(_timeline()),
     }

@@ -83,3 +83,22 @@ def test_tmem_allocations_get_their_own_column_map():
     view = LayoutView()
     view.show(with_tmem)
     assert [r["name"] for r in view.allocations if r["space"] == "tmem"] == ["acc"] and view.memory["tmem_used"] == 256
+
+
+def test_tmem_aliased_phases_share_columns_and_the_summary_counts_what_they_save():
+    verdict = tslab.check(design("attention_tmem"))
+    data = layout_chart_data(verdict)
+    bars = {b["name"]: b for b in data["tmem"]}
+    assert bars["s"]["offset"] == bars["p"]["offset"] and bars["s"]["colour"] != bars["p"]["colour"]
+    assert bars["o"]["phase"] is None and {b["space"] for b in data["tmem"]} == {"tmem"}
+    s = data["summary"]
+    assert (s["tmem_used"], s["tmem_capacity"], s["tmem_alias_savings"], s["tmem_fits"]) == (256, 512, 64, True)
+    assert summary_text(data).endswith("TMEM 256 / 512 columns (alias savings 64 columns)")
+    assert chart_data(verdict)["without_aliasing"] is None  # TMEM alias groups are the kernel's own
+
+
+def test_tmem_past_capacity_is_said_in_the_summary():
+    data = layout_chart_data(tslab.check(design("gemm_sm100", acc_stages=3)))
+    assert not data["summary"]["tmem_fits"] and data["summary"]["fits"]  # SMEM fits, TMEM does not
+    assert summary_text(data).endswith("TMEM 768 / 512 columns, 256 over")
+    assert [(b["name"], b["end"]) for b in data["tmem"]] == [("acc", 768)]

@@ -1,6 +1,6 @@
 // The memory map's scale and labels, on recorded verdicts: round ticks, the capacity marked, no label cut off.
 import { describe, expect, it } from 'vitest';
-import { axisFor, createLayoutMap, niceStep } from '../src/views/layout';
+import { axisFor, createLayoutMap, niceStep, summaryText } from '../src/views/layout';
 import { fixture } from './helpers';
 
 const ticks = (node: Element) => [...node.querySelectorAll('.tslab-tick')].map(t => t.textContent);
@@ -42,5 +42,56 @@ describe('memory map scale', () => {
         expect(shown === whole || (shown.endsWith('\u2026') && whole.startsWith(shown.slice(0, -1)))).toBe(true);
       }
     }
+  });
+});
+
+describe('TMEM beside SMEM', () => {
+  const maps = (node: Element) => [...node.querySelectorAll('svg.tslab-map')];
+  const spaces = (node: Element) => [...node.querySelectorAll('.tslab-map-space')].map(t => t.textContent);
+
+  it('draws a second map in columns, ticked every 128 up to the 512 of the capacity line (attention_tmem)', () => {
+    const v = fixture('verdict_attention_tmem.json');
+    const node = createLayoutMap(v.layout, v.memory, {});
+    expect(maps(node)).toHaveLength(2);
+    expect(spaces(node)).toEqual(['SMEM: 64 / 232,448 bytes', 'TMEM: 256 / 512 columns of 128 lanes, 64 saved by aliasing']);
+    const tmem = maps(node)[1];
+    expect(ticks(tmem)).toEqual(['0', '128', '256', '384', '512 columns']);
+    expect(tmem.querySelector('.tslab-capacity-label')!.textContent).toBe('capacity 512');
+    expect(node.querySelector('.tslab-map-summary')!.textContent).toContain('TMEM 256 / 512 columns (alias savings 64 columns)');
+    expect(node.querySelector('.tslab-map-legend')!.textContent).toContain('columns (TMEM)');
+  });
+
+  it('puts the aliased phases of a TMEM group at the same columns, one colour each (P over S)', () => {
+    const v = fixture('verdict_attention_tmem.json');
+    const tmem = maps(createLayoutMap(v.layout, v.memory, {}))[1];
+    const bar = (name: string) => tmem.querySelector(`rect[data-name="${name}"]`)!;
+    expect(bar('s').getAttribute('x')).toBe(bar('p').getAttribute('x'));
+    expect(bar('s').getAttribute('fill')).not.toBe(bar('p').getAttribute('fill'));
+    expect(Number(bar('p').getAttribute('width'))).toBeCloseTo(Number(bar('s').getAttribute('width')) / 2, 5);
+    expect(bar('o').getAttribute('class')).toBe('tslab-alloc');
+    expect(summaryText(v.memory, true)).toContain('(alias savings 64 columns)');
+  });
+
+  it('shades what does not fit past the capacity and marks the summary (gemm_sm100 with 3 accumulator stages)', () => {
+    const v = fixture('verdict_gemm_sm100_over.json');
+    expect(v.memory.tmem_used).toBe(768);
+    const node = createLayoutMap(v.layout, v.memory, {});
+    const tmem = maps(node)[1];
+    expect(ticks(tmem)).toEqual(['0', '128', '256', '384', '512', '640', '768 columns']);
+    const over = tmem.querySelector('.tslab-over-capacity')!;
+    const line = tmem.querySelector('.tslab-capacity')!;
+    expect(over.getAttribute('x')).toBe(line.getAttribute('x1'));
+    expect(over.querySelector('title')!.textContent).toBe('256 columns past the capacity of 512 columns');
+    expect(maps(node)[0].querySelector('.tslab-over-capacity')).toBeNull(); // SMEM fits
+    const summary = node.querySelector('.tslab-map-summary')!;
+    expect(summary.classList.contains('tslab-over')).toBe(true);
+    expect(summary.textContent).toContain('TMEM 768 / 512 columns, 256 over');
+  });
+
+  it('keeps one unlabelled map for a design without TMEM', () => {
+    const v = fixture('verdict_gemm_sm90.json');
+    const node = createLayoutMap(v.layout, v.memory, {});
+    expect(maps(node)).toHaveLength(1);
+    expect(spaces(node)).toEqual([]);
   });
 });

@@ -252,5 +252,6 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
         checker=result, report=out.getvalue(), smem_total=smem.total if smem else 0, smem_capacity=capacity,
         tmem_total=tmem.total if tmem else 0, tmem_capacity=tmem_capacity,
         barrier_bytes=smem.barrier_smem_bytes if smem else 0, alias_savings=alias_savings(layout, smem),
+        tmem_alias_savings=alias_savings(layout, tmem, "tmem"),
         seconds=time.perf_counter() - started, warnings=other, trace=counterexample,
         failed_checks=sorted(set(failed)))

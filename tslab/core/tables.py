@@ -44,11 +44,12 @@ def layout_table(smem: Any, tmem: Any) -> pd.DataFrame:
     return frame.astype({"alias_group": "Int64", "phase": "Int64"})
 
 
-def alias_savings(layout: pd.DataFrame, smem: Any) -> int:
-    """Bytes aliasing saves: the sum of the SMEM allocation sizes in ``layout`` minus the laid-out total."""
-    if smem is None:
+def alias_savings(layout: pd.DataFrame, allocator: Any, space: str = "smem") -> int:
+    """What aliasing saves in ``space`` (SMEM bytes, TMEM columns): the sum of that space's allocation sizes in
+    ``layout`` minus the total its allocator laid out."""
+    if allocator is None:
         return 0
-    return int(layout.loc[layout["space"] == "smem", "size"].sum()) - smem.total
+    return int(layout.loc[layout["space"] == space, "size"].sum()) - allocator.total
 
 
 def schedule_table(tasks: list[Any]) -> pd.DataFrame:

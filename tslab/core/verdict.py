@@ -29,6 +29,7 @@ class Verdict:
     tmem_capacity: int = 0
     barrier_bytes: int = 0
     alias_savings: int = 0
+    tmem_alias_savings: int = 0  # TMEM columns its alias groups save
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     trace: Any = None
@@ -59,6 +60,11 @@ class Verdict:
         return "NOT PROVEN"
 
     @property
+    def tmem_layout(self) -> pd.DataFrame:
+        """TS's TMEM layout: one row per TMEM allocation (offset, size and end in columns, alias group, phase)."""
+        return self.layout[self.layout["space"] == "tmem"].reset_index(drop=True)
+
+    @property
     def smem_used(self) -> int:
         """Data plus barrier bytes: what the capacity check compares with ``smem_capacity``."""
         return self.smem_total + self.barrier_bytes
@@ -71,6 +77,7 @@ class Verdict:
                 "smem_used": self.smem_used, "smem_total": self.smem_total, "barrier_bytes": self.barrier_bytes,
                 "smem_capacity": self.smem_capacity, "tmem_total": self.tmem_total,
                 "tmem_capacity": self.tmem_capacity, "alias_savings": self.alias_savings,
+                "tmem_alias_savings": self.tmem_alias_savings,
                 "checker": {"verdict": c.verdict, "states_explored": c.states_explored,
                             "complete_count": c.complete_count, "hit_state_limit": c.hit_state_limit,
                             "max_states": c.max_states, "runs": c.runs, "context": c.context,
@@ -88,7 +95,8 @@ class Verdict:
                          f"({self.smem_total} data + {self.barrier_bytes} barriers), "
                          f"alias savings {self.alias_savings} B")
         if self.tmem_total:
-            lines.append(f"  TMEM {self.tmem_total} / {self.tmem_capacity} columns")
+            saved = f", alias savings {self.tmem_alias_savings} columns" if self.tmem_alias_savings else ""
+            lines.append(f"  TMEM {self.tmem_total} / {self.tmem_capacity} columns{saved}")
         if c.verdict != "not-run":
             limit = f" (state limit {c.max_states:,} hit)" if c.hit_state_limit else ""
             lines.append(f"  checker: {c.verdict}, {c.states_text()}, {c.runs} run(s){limit}")
@@ -126,7 +134,8 @@ class Verdict:
         """The memory figures the maps and their summary line show."""
         return {"smem_used": self.smem_used, "smem_data": self.smem_total, "barrier_bytes": self.barrier_bytes,
                 "smem_capacity": self.smem_capacity, "alias_savings": self.alias_savings,
-                "tmem_used": self.tmem_total, "tmem_capacity": self.tmem_capacity}
+                "tmem_used": self.tmem_total, "tmem_capacity": self.tmem_capacity,
+                "tmem_alias_savings": self.tmem_alias_savings}
 
     def schedule_rows(self) -> list[dict[str, Any]]:
         """TS's schedule table as JSON-plain rows (what the swimlane views draw)."""

@@ -43,12 +43,14 @@ class LayoutView(anywidget.AnyWidget):
 
 
 def without_aliasing(verdict: Verdict) -> Verdict | None:
-    """The verdict of the same design with no alias groups (TS's allocator lays it out), or None.
+    """The verdict of the same design with no SMEM alias groups (TS's allocator lays it out), or None.
 
-    None when the design has no alias group (the map would be the same) or cannot be lowered.
+    None when the design has no SMEM alias group (the map would be the same; TMEM alias groups are the kernel's
+    own and stay) or cannot be lowered.
     """
     design = verdict.design
-    if design is None or verdict.layout.empty or verdict.layout["alias_group"].isna().all():
+    smem = verdict.layout[verdict.layout["space"] == "smem"]
+    if design is None or smem.empty or smem["alias_group"].isna().all():
         return None
     return check(design.with_alias_groups([]))
 

@@ -2,8 +2,8 @@
 
 SMEM: one bar per allocation at its byte offset, aliased phases on their own rows at the same offsets in
 distinct colours (the lab extension's ``views/layout`` uses the same ones), the pipeline barriers, and the
-capacity. TMEM (when present): one bar per allocation over its columns. The layout is the one TS's allocators
-computed; nothing is recomputed here.
+capacity. TMEM (when present): one bar per allocation over its columns, aliased phases the same way, and the
+capacity of 512 columns. The layout is the one TS's allocators computed; nothing is recomputed here.
 """
 
 from __future__ import annotations
@@ -50,7 +50,9 @@ def layout_chart_data(verdict: Any) -> dict[str, Any]:
                "smem_capacity": verdict.smem_capacity, "fits": used <= verdict.smem_capacity,
                "alias_savings": verdict.alias_savings,
                "alias_savings_pct": round(100.0 * verdict.alias_savings / unaliased, 1) if unaliased else 0.0,
-               "tmem_used": verdict.tmem_total, "tmem_capacity": verdict.tmem_capacity}
+               "tmem_used": verdict.tmem_total, "tmem_capacity": verdict.tmem_capacity,
+               "tmem_fits": verdict.tmem_total <= verdict.tmem_capacity,
+               "tmem_alias_savings": verdict.tmem_alias_savings}
     return {"status": verdict.status, "smem": smem_bars, "tmem": tmem_bars, "summary": summary}
 
 
@@ -61,4 +63,8 @@ def summary_text(data: dict[str, Any]) -> str:
             f"{s['barrier_bytes']:,} barriers); alias savings {s['alias_savings']:,} B ({s['alias_savings_pct']}%)")
     if data["tmem"]:
         text += f"; TMEM {s['tmem_used']} / {s['tmem_capacity']} columns"
+        if s["tmem_alias_savings"]:
+            text += f" (alias savings {s['tmem_alias_savings']} columns)"
+        if not s["tmem_fits"]:
+            text += f", {s['tmem_used'] - s['tmem_capacity']} over"
     return text

@@ -1,7 +1,9 @@
 /**
  * The memory map of a verdict: one bar per SMEM allocation at its byte offset, aliased phases in their own
- * colours at the same offsets, the pipeline barriers, the capacity line; TMEM allocations over their columns.
- * TS's allocators computed the layout; nothing is recomputed here.
+ * colours at the same offsets, the pipeline barriers, the capacity line; beside it, when the design has TMEM, a
+ * second map of its TMEM allocations over their columns (128 lanes each, 512 columns), aliased phases alike.
+ * What does not fit is shaded past the capacity line. TS's allocators computed the layout; nothing is
+ * recomputed here.
  */
 
 import { FAULT_COLOUR, h, num, s } from './dom';
@@ -31,9 +33,18 @@ export function summaryText(m: Memory, hasTmem: boolean): string {
     `alias savings ${num(m.alias_savings)} B (${pct.toFixed(1)}%)`;
   if (hasTmem) {
     text += `; TMEM ${m.tmem_used} / ${m.tmem_capacity} columns`;
+    if (m.tmem_alias_savings) {
+      text += ` (alias savings ${m.tmem_alias_savings} columns)`;
+    }
+    if (m.tmem_used > m.tmem_capacity) {
+      text += `, ${m.tmem_used - m.tmem_capacity} over`;
+    }
   }
   return text;
 }
+
+/** Columns per TMEM tick: a quarter of the 512 columns (the map then reads 0, 128, 256, 384, 512). */
+export const TMEM_STEP = 128;
 
 const ROW = 22;
 /** Pixels per character of a map label (11 px monospace), and the most of a map's width labels may take. */
@@ -57,11 +68,12 @@ export interface Axis {
   capacityShown: boolean;
 }
 
-/** The scale of a map: up to the capacity (or the usage past it), or zoomed to the usage when that is tiny. */
-export function axisFor(capacity: number, used: number): Axis {
+/** The scale of a map: up to the capacity (or the usage past it), or zoomed to the usage when that is tiny.
+ * `step`, where given, spaces the ticks when the capacity is shown (TMEM: 128 columns). */
+export function axisFor(capacity: number, used: number, step?: number): Axis {
   const capacityShown = !(used > 0 && used < capacity / 10);
   const reach = capacityShown ? Math.max(capacity, used, 1) : used;
-  const step = niceStep(reach);
+  step = capacityShown && step ? step : niceStep(reach);
   const max = Math.ceil(reach / step) * step;
   const ticks = Array.from({ length: Math.round(max / step) + 1 }, (_, i) => i * step);
   return { max, ticks, capacityShown };
@@ -92,7 +104,7 @@ function fit(text: string, chars: number): string {
   return text.length <= chars ? text : `${text.slice(0, Math.max(1, chars - 1))}\u2026`;
 }
 
-function chart(rows: Allocation[], capacity: number, used: number, unit: string, total: number): SVGElement {
+function chart(rows: Allocation[], capacity: number, used: number, unit: string, total: number, step?: number): SVGElement {
   const labels = rows.map(allocationLabel);
   const longest = Math.max(...labels.map(l => l.length), 4);
   const LABEL = Math.round(Math.min(longest * CHAR_PX + 12, total * LABEL_SHARE));
@@ -100,7 +112,7 @@ function chart(rows: Allocation[], capacity: number, used: number, unit: string,
   const WIDTH = total - LABEL - 16;
   const top = 16;
   const height = top + ROW * rows.length + 22;
-  const axis = axisFor(capacity, used);
+  const axis = axisFor(capacity, used, step);
   const x = (v: number) => LABEL + (WIDTH * Math.min(v, axis.max)) / axis.max;
   const svg = s('svg', { class: 'tslab-map', width: total, height, viewBox: `0 0 ${total} ${height}`, role: 'img' });
   rows.forEach((a, i) => {
@@ -129,6 +141,16 @@ function chart(rows: Allocation[], capacity: number, used: number, unit: string,
       )
     );
   });
+  if (used > capacity) {
+    // what does not fit: shaded from the capacity line to the end of the usage
+    svg.appendChild(
+      s(
+        'rect',
+        { x: x(capacity), y: top, width: Math.max(1, x(used) - x(capacity)), height: ROW * rows.length, fill: FAULT_COLOUR, 'fill-opacity': 0.15, class: 'tslab-over-capacity' },
+        s('title', {}, `${num(used - capacity)} ${unit} past the capacity of ${num(capacity)} ${unit}`)
+      )
+    );
+  }
   if (axis.capacityShown) {
     const cx = x(capacity);
     svg.appendChild(s('line', { x1: cx, x2: cx, y1: 4, y2: height - 20, stroke: FAULT_COLOUR, 'stroke-dasharray': '5,3', class: 'tslab-capacity' }));
@@ -162,12 +184,13 @@ export interface LayoutOptions {
   summary?: boolean;
 }
 
-/** The SMEM map (and TMEM map when the design has TMEM) with its summary line. */
+/** The SMEM map, and the TMEM map beside it when the design has TMEM, with their summary line. */
 export function createLayoutMap(layout: Allocation[], memory: Memory, options: LayoutOptions = {}): HTMLElement {
   const smem = layout.filter(a => a.space !== 'tmem');
   const tmem = layout.filter(a => a.space === 'tmem');
-  const fits = memory.smem_used <= memory.smem_capacity;
+  const fits = memory.smem_used <= memory.smem_capacity && memory.tmem_used <= memory.tmem_capacity;
   const width = options.width ?? 770;
+  const heading = (text: string) => (tmem.length ? h('div', { class: 'tslab-map-space' }, text) : null);
   return h(
     'div',
     { class: 'tslab-layout' },
@@ -175,8 +198,16 @@ export function createLayoutMap(layout: Allocation[], memory: Memory, options: L
     options.summary === false
       ? null
       : h('div', { class: fits ? 'tslab-map-summary' : 'tslab-map-summary tslab-over' }, summaryText(memory, tmem.length > 0)),
-    smem.length ? chart(smem, memory.smem_capacity, memory.smem_used, 'B', width) : h('i', {}, 'no layout (the design could not be lowered)'),
-    tmem.length ? chart(tmem, memory.tmem_capacity, memory.tmem_used, 'columns', width) : null,
-    layout.some(a => a.phase !== null) ? h('div', { class: 'tslab-map-legend' }, '(gN pM): alias group N, phase M; one colour per phase, and the phases of a group share their bytes') : null
+    smem.length ? heading(`SMEM: ${num(memory.smem_used)} / ${num(memory.smem_capacity)} bytes`) : null,
+    smem.length
+      ? chart(smem, memory.smem_capacity, memory.smem_used, 'B', width)
+      : tmem.length
+        ? null
+        : h('i', {}, 'no layout (the design could not be lowered)'),
+    tmem.length ? heading(`TMEM: ${memory.tmem_used} / ${memory.tmem_capacity} columns of 128 lanes` + (memory.tmem_alias_savings ? `, ${memory.tmem_alias_savings} saved by aliasing` : '')) : null,
+    tmem.length ? chart(tmem, memory.tmem_capacity, memory.tmem_used, 'columns', width, TMEM_STEP) : null,
+    layout.some(a => a.phase !== null)
+      ? h('div', { class: 'tslab-map-legend' }, '(gN pM): alias group N, phase M; one colour per phase, and the phases of a group share their bytes (SMEM) or columns (TMEM)')
+      : null
   );
 }

@@ -104,6 +104,8 @@ export interface Memory {
   alias_savings: number;
   tmem_used: number;
   tmem_capacity: number;
+  /** TMEM columns its alias groups save (absent in outputs saved before tslab reported it). */
+  tmem_alias_savings?: number;
 }
 
 export interface VerdictPayload {
