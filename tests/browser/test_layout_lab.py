@@ -1,7 +1,8 @@
 """The tslab widgets fit JupyterLab at 1600 and 1000 px wide: nothing sticks out, overlaps or is clipped.
 
-One generated notebook shows a Studio (its editor tabs and its GPU tab), a ReplayPlayer of a deadlock, a BenchPanel
-and the SweepChart of tutorial 08's recorded GEMM sweep.
+One generated notebook shows a Studio (its editor tabs and its GPU tab), a ReplayPlayer of a deadlock, a BenchPanel,
+the SweepChart of tutorial 08's recorded GEMM sweep and a Studio of the Blackwell GEMM, whose memory map has a TMEM
+map beside the SMEM one.
 Screenshots of each width go to ``test-artifacts/layout-<part>-<width>.png``.
 """
 
@@ -24,7 +25,11 @@ CELLS = [
     "BenchPanel('gemm_sm90', arch='sm_90a', shape=(4096, 4096, 4096))",  # numbers, a checkbox and menus
     "from tslab.sweep import SweepResult\nfrom tslab.widgets import SweepChart\n"
     "SweepChart(SweepResult.load('data/h200_gemm_sweep.jsonl'), x='smem_bytes', y='tflops')",
+    "Studio(design('gemm_sm100'))",
 ]
+STUDIO = ".tslab-studio >> nth=0"
+#: The memory map of the Blackwell GEMM's Studio (the notebook's second Studio).
+TMEM_MAP = ".tslab-studio >> nth=1 >> .tslab-widget-layout"
 
 
 def _put_notebook(lab: str, name: str) -> None:
@@ -62,19 +67,28 @@ def _fit(lab, page) -> None:
         part.wait_for(timeout=120_000)
     studio.locator(".tslab-map").first.wait_for(timeout=60_000)
     replay.locator(".tslab-player").first.wait_for(timeout=60_000)
+    blackwell = page.locator(TMEM_MAP).first
+    blackwell.locator(".tslab-map").nth(1).wait_for(timeout=60_000)  # SMEM, then TMEM
+    spaces = [t.strip() for t in blackwell.locator(".tslab-map-space").all_inner_texts()]
     problems = []
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 1000})
         page.wait_for_timeout(1_500)  # Lab lays out its panels again, the views redraw
         studio.get_by_role("tab", name="pipelines").click()
-        problems += _check(page, ".tslab-studio", "studio", width)
+        problems += _check(page, STUDIO, "studio", width)
         studio.get_by_role("tab", name="schedules").click()
-        problems += _check(page, ".tslab-studio", "studio-schedules", width)
+        problems += _check(page, STUDIO, "studio-schedules", width)
         studio.get_by_role("tab", name="GPU").click()
-        problems += _check(page, ".tslab-studio", "studio-gpu", width)
+        problems += _check(page, STUDIO, "studio-gpu", width)
         problems += _check(page, ".tslab-replay", "replay", width)
         problems += _check(page, BENCH, "bench", width)
         problems += _check(page, ".tslab-sweep-chart", "sweep", width)
+        problems += _check(page, TMEM_MAP, "studio-tmem", width)
+        ticks = blackwell.locator(".tslab-map").nth(1).locator(".tslab-tick").all_text_contents()
+        if ticks[-1:] != ["512 columns"]:
+            problems.append(f"{width} studio-tmem: the TMEM map's last tick is {ticks[-1:]}, not 512 columns")
+    if spaces != ["SMEM: 213,108 / 232,448 bytes", "TMEM: 512 / 512 columns of 128 lanes"]:
+        problems.append(f"studio-tmem: the maps are headed {spaces}")
     if bench.locator(".tslab-bench-status", has_text="No GPU here").count():
         if bench.get_by_text("no GPU here: compile results only").count() != 1:
             problems.append("bench: no note that without a GPU there are compile results only")

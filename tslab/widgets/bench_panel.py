@@ -30,7 +30,7 @@ from ..gpu import compile as gpu_compile
 from ..gpu import export as gpu_export
 from ..gpu import profile as gpu_profile
 from ..gpu.timeline import Timeline
-from ..kernels import gpu_kernels, kernel_module, kernel_rules
+from ..kernels import NAMES, gpu_kernels, kernel_module, kernel_rules
 from .saved_output import SavedOutput
 
 ARCHES = ("sm_90a", "sm_100a")
@@ -101,8 +101,7 @@ class BenchPanel(SavedOutput, widgets.VBox):
         timed = [k for k in gpu_kernels() if not k.startswith("demo_")] if self._base is None else [name]
         self._kernel = widgets.Dropdown(options=timed, value=name, description="kernel",
                                         disabled=self._base is not None)
-        self._arch = widgets.Dropdown(options=list(ARCHES), description="arch",
-                                      value=arch or (self.device.arch if self.device else "sm_90a"))
+        self._arch = widgets.Dropdown(options=list(ARCHES), description="arch", value=arch or self._arch_for(name))
         self._shape = widgets.Text(value="x".join(map(str, shape)) if shape else "", description="shape",
                                    placeholder="kernel default, e.g. 4096x4096")
         self._params = widgets.VBox()
@@ -125,6 +124,8 @@ class BenchPanel(SavedOutput, widgets.VBox):
             '<i class="tslab-bench-no-gpu">no GPU here: compile results only</i>' if self.device is None else "")])
         self._fields = fields
         self._kernel.observe(lambda _c: self._show_params({}), names="value")
+        self._kernel.observe(lambda c: setattr(self._arch, "value", self._arch_for(c["new"], self._arch.value)),
+                             names="value")
         self._show_params(params if self._base is None else self._field_values(self._base))
         wrap = widgets.Layout(flex_flow="row wrap")
         top = [self._kernel, self._arch] + ([] if self._captured else [self._shape])
@@ -135,6 +136,13 @@ class BenchPanel(SavedOutput, widgets.VBox):
         ]
         self.add_class("tslab-bench-panel")
         self._say(self._device_line())
+
+    def _arch_for(self, kernel: str, current: str | None = None) -> str:
+        """The arch to compile ``kernel`` for: ``current`` (else this GPU's, else sm_90a) unless the kernel is for
+        other archs only (a Blackwell kernel: sm_100a)."""
+        here = current or (self.device.arch if self.device else "sm_90a")
+        archs = kernel_rules(kernel).archs if kernel in NAMES and kernel_rules(kernel) is not None else None
+        return archs[0] if archs and here not in archs and archs[0] in ARCHES else here
 
     # -- the design ------------------------------------------------------------------------------------
     @property
