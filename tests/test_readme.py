@@ -43,3 +43,4 @@ def test_readme_blocks_run_in_order_in_one_session(tmp_path):
     assert "gemm_sm90: 7432 ranges over 10 warps" in out.stdout  # the recorded profile, without a GPU
     assert (tmp_path / "gemm_sm90.trace.json").stat().st_size > 0
     assert "\n1536\n" in out.stdout and "INVALID" in out.stdout and "ring_stages" in out.stdout
+    assert "SAFE 512 / 512" in out.stdout and "{'capacity': 2}" in out.stdout and "0 True True" in out.stdout
