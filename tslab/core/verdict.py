@@ -134,8 +134,7 @@ class Verdict:
         """The memory figures the maps and their summary line show."""
         return {"smem_used": self.smem_used, "smem_data": self.smem_total, "barrier_bytes": self.barrier_bytes,
                 "smem_capacity": self.smem_capacity, "alias_savings": self.alias_savings,
-                "tmem_used": self.tmem_total, "tmem_capacity": self.tmem_capacity,
-                "tmem_alias_savings": self.tmem_alias_savings}
+                "tmem_used": self.tmem_total, "tmem_capacity": self.tmem_capacity}
 
     def schedule_rows(self) -> list[dict[str, Any]]:
         """TS's schedule table as JSON-plain rows (what the swimlane views draw)."""

@@ -24,17 +24,24 @@ export function allocationLabel(a: Allocation): string {
   return a.phase === null ? a.name : `${a.name} (g${a.alias_group} p${a.phase})`;
 }
 
-/** One line: used / capacity and what aliasing saves (the Python LayoutChart's summary line). */
-export function summaryText(m: Memory, hasTmem: boolean): string {
+/** TMEM columns its alias groups save: the TMEM allocations' columns minus what TS's allocator laid out. */
+export function tmemSavings(tmem: Allocation[], m: Memory): number {
+  return tmem.reduce((sum, a) => sum + a.size, 0) - m.tmem_used;
+}
+
+/** One line: used / capacity and what aliasing saves (the Python LayoutChart's summary line); `tmem` are the
+ * layout's TMEM rows. */
+export function summaryText(m: Memory, tmem: Allocation[] = []): string {
   const unaliased = m.smem_data + m.alias_savings;
   const pct = unaliased ? Math.round((1000 * m.alias_savings) / unaliased) / 10 : 0;
   let text =
     `SMEM ${num(m.smem_used)} / ${num(m.smem_capacity)} B (${num(m.smem_data)} data + ${num(m.barrier_bytes)} barriers); ` +
     `alias savings ${num(m.alias_savings)} B (${pct.toFixed(1)}%)`;
-  if (hasTmem) {
+  if (tmem.length) {
     text += `; TMEM ${m.tmem_used} / ${m.tmem_capacity} columns`;
-    if (m.tmem_alias_savings) {
-      text += ` (alias savings ${m.tmem_alias_savings} columns)`;
+    const saved = tmemSavings(tmem, m);
+    if (saved) {
+      text += ` (alias savings ${saved} columns)`;
     }
     if (m.tmem_used > m.tmem_capacity) {
       text += `, ${m.tmem_used - m.tmem_capacity} over`;
@@ -197,14 +204,14 @@ export function createLayoutMap(layout: Allocation[], memory: Memory, options: L
     options.title ? h('div', { class: 'tslab-map-title' }, `${options.title}: ${num(memory.smem_used)} / ${num(memory.smem_capacity)} B`) : null,
     options.summary === false
       ? null
-      : h('div', { class: fits ? 'tslab-map-summary' : 'tslab-map-summary tslab-over' }, summaryText(memory, tmem.length > 0)),
+      : h('div', { class: fits ? 'tslab-map-summary' : 'tslab-map-summary tslab-over' }, summaryText(memory, tmem)),
     smem.length ? heading(`SMEM: ${num(memory.smem_used)} / ${num(memory.smem_capacity)} bytes`) : null,
     smem.length
       ? chart(smem, memory.smem_capacity, memory.smem_used, 'B', width)
       : tmem.length
         ? null
         : h('i', {}, 'no layout (the design could not be lowered)'),
-    tmem.length ? heading(`TMEM: ${memory.tmem_used} / ${memory.tmem_capacity} columns of 128 lanes` + (memory.tmem_alias_savings ? `, ${memory.tmem_alias_savings} saved by aliasing` : '')) : null,
+    tmem.length ? heading(`TMEM: ${memory.tmem_used} / ${memory.tmem_capacity} columns of 128 lanes` + (tmemSavings(tmem, memory) ? `, ${tmemSavings(tmem, memory)} saved by aliasing` : '')) : null,
     tmem.length ? chart(tmem, memory.tmem_capacity, memory.tmem_used, 'columns', width, TMEM_STEP) : null,
     layout.some(a => a.phase !== null)
       ? h('div', { class: 'tslab-map-legend' }, '(gN pM): alias group N, phase M; one colour per phase, and the phases of a group share their bytes (SMEM) or columns (TMEM)')

@@ -104,8 +104,6 @@ export interface Memory {
   alias_savings: number;
   tmem_used: number;
   tmem_capacity: number;
-  /** TMEM columns its alias groups save (absent in outputs saved before tslab reported it). */
-  tmem_alias_savings?: number;
 }
 
 export interface VerdictPayload {
