@@ -9,7 +9,7 @@ import pytest
 import tslab
 from tslab.errors import DesignError
 from tslab.kernels import gemm_sm100
-from tslab.kernels.gemm_sm100_parts import EPI_STAGES
+from tslab.kernels.gemm_sm100_resources import EPI_STAGES
 
 
 def test_default_is_safe_with_its_accumulators_filling_tmem():

@@ -45,7 +45,7 @@ Tasks:
     MmaTask       warp 4: issues the tcgen05 MMAs (with pairs, only the pair's first block does)
     LoadTask      warp 5: issues the TMA loads of A and B (LoadATask warp 5 and LoadBTask warp 6 when merged)
     SchedulerTask warp 6 (7 when merged): fetches the next tile with CLC (``scheduler='clc'`` only)
-The resource classes are in :mod:`tslab.kernels.gemm_sm100_parts`.
+The resource classes are in :mod:`tslab.kernels.gemm_sm100_resources`.
 
 Pairs (``cluster_m=2``): TS checks one block. The rings take the pair's cluster layout (2, 1, 1, 1): the A/B
 ring's full barrier in the first block counts both blocks' TMA bytes, its MMA release and the accumulators'
@@ -70,7 +70,7 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..core.blueprint import Blueprint
 from ..errors import DesignError, Issue, did_you_mean
-from .gemm_sm100_parts import BLOCK_M, EPILOGUE_WARPS, Geometry, GmemAB, GmemC, SmemAB, TmemAcc
+from .gemm_sm100_resources import BLOCK_M, EPILOGUE_WARPS, Geometry, GmemAB, GmemC, SmemAB, TmemAcc
 from .rules import KernelRules, ShapeRule
 
 NAME = "gemm_sm100"

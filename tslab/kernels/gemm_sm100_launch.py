@@ -20,7 +20,7 @@ from cutlass import cute
 from cutlass.utils import blackwell_helpers as sm100
 
 from .gemm_sm100 import LOAD_WARP, TORCH_DTYPES, make_tasks, task_warps, validate
-from .gemm_sm100_parts import BLOCK_M, EPI_STAGES, Geometry
+from .gemm_sm100_resources import BLOCK_M, EPI_STAGES, Geometry
 from .rules import cutlass_dtype
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
