@@ -99,7 +99,7 @@ describe('verdict renderer', () => {
     const lanes = [...node.querySelectorAll<HTMLElement>('.tslab-lane')].map(l => [l.dataset.task, l.querySelectorAll('.tslab-step').length]);
     expect(lanes).toEqual([
       ['LoadTask', 4],
-      ['MmaTask', 9],
+      ['MmaTask', 10],
       ['EpilogueTask', 4]
     ]);
     expect(node.querySelector('.tslab-player')).toBeNull();

@@ -41,7 +41,7 @@ describe('the swimlane', () => {
     const [load, mma] = lanes(node);
     expect(texts(load, 'loop')).toEqual(['gmem_ab k_coords', 'smem_ab acquire k', 'smem_ab tma_load', 'smem_ab commit k']);
     expect(texts(mma, 'head')).toEqual(['smem_ab wait #0', 'smem_ab wgmma_first']);
-    expect(texts(mma, 'loop')).toEqual(['smem_ab wait k+1', 'smem_ab wgmma', 'smem_ab release k']);
+    expect(texts(mma, 'loop')).toEqual(['smem_ab wait k+1', 'smem_ab wgmma', 'smem_ab wgmma_drain LastIter', 'smem_ab release k']);
     expect(texts(mma, 'tail')[0]).toBe('smem_ab release n');
   });
 
@@ -77,13 +77,13 @@ describe('the swimlane', () => {
     const release = mma.querySelector<HTMLElement>('.tslab-step[data-section="loop"][data-counter="release"]')!;
     release.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowLeft', altKey: true, bubbles: true }));
     release.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowLeft', bubbles: true }));  // no Alt: nothing
-    expect(moves).toEqual([{ task: 'MmaTask', index: 4, section: 'loop', to_index: 1, resource: 'smem_ab', stage: 'ConsumerRelease', label: null }]);
+    expect(moves).toEqual([{ task: 'MmaTask', index: 5, section: 'loop', to_index: 2, resource: 'smem_ab', stage: 'ConsumerRelease', label: null }]);
   });
 
   it('moves across section borders at a section end, as the schedule editor does', () => {
     const steps = swimlaneRows(verdict.schedule).get('MmaTask')!;
     const firstLoop = steps.find(s => s.section === 'loop' && s.index === 0)!;
-    const lastLoop = steps.find(s => s.section === 'loop' && s.index === 2)!;
+    const lastLoop = steps.find(s => s.section === 'loop' && s.index === 3)!;
     const firstHead = steps.find(s => s.section === 'head' && s.index === 0)!;
     expect(neighbourMove(steps, firstLoop, -1)).toEqual({ section: 'head', to_index: 1e6 });
     expect(neighbourMove(steps, lastLoop, 1)).toEqual({ section: 'tail', to_index: 0 });
