@@ -112,6 +112,9 @@ def test_in_the_catalog_with_its_rules():
     assert rules.arch_error("gemm_sm100", "sm_100a", "compile") is None
     assert re.search(r"arch='sm_90a', but this kernel is for sm_100a .*only; compile it with arch='sm_100a'",
                      rules.arch_error("gemm_sm100", "sm_90a", "compile"))
+    # a run names the kernel and the GPU already: the kernel is not named twice
+    assert rules.arch_error("gemm_sm100", "sm_90a", "run of 'gemm_sm100' on this NVIDIA H200").startswith(
+        "run of 'gemm_sm100' on this NVIDIA H200: arch='sm_90a', but")
     assert rules.problem_error(gemm_sm100.PARAMS, (1000, 1000, 1000), "float16") is None
     assert "M a multiple of 256" in rules.problem_error({**gemm_sm100.PARAMS, "epilogue": "direct", "cluster_m": 2},
                                                         (1000, 1024, 1024), "float16")

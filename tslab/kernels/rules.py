@@ -100,7 +100,8 @@ class KernelRules:
         if self.archs is None or arch in self.archs:
             return None
         gpus = f" ({self.gpu_name})" if self.gpu_name else ""
-        return (f"{what} of '{kernel}': arch={arch!r}, but this kernel is for {' or '.join(self.archs)}{gpus} only; "
+        where = what if f"'{kernel}'" in what else f"{what} of '{kernel}'"  # "run of 'k' on this H200" names it
+        return (f"{where}: arch={arch!r}, but this kernel is for {' or '.join(self.archs)}{gpus} only; "
                 f"compile it with arch={self.archs[0]!r}, which works without such a GPU (PTX, cubin, registers, "
                 f"spills); running it needs one")
 
