@@ -11,8 +11,9 @@ and run on the GPU (:mod:`tslab.kernels.gemm_sm90_launch`).
 Resource/task flow (W = 4 * mma_warpgroups; warps in brackets)::
 
     gmem_ab  --LoadTask [warp W]: k -> acquire -> TMA A,B -> commit-----------------> smem_ab (TmaAsync, S stages)
-    smem_ab  --MmaTask [warps 0..W-1]: head: wait 0 -> wgmma 0; loop k >= 1: wait k -> wgmma k -> release k-1
-               (advance_on_wait); tail: release last; acquire -> accumulators -> SMEM -> commit--> smem_epi
+    smem_ab  --MmaTask [warps 0..W-1]: head: wait 0 -> wgmma 0; loop k >= 1: wait k -> wgmma k (last k: wait for
+               all) -> release k-1 (advance_on_wait); tail: release last; acquire -> accumulators -> SMEM -> commit
+               --> smem_epi
     smem_epi --EpilogueTask [warp W+1]: wait -> TMA store C -> release--------------> gmem_c
     persistent=True: each task's body above sits in ``work_tile_loop(work_queue)`` and ends with
     work_queue: wait -> get_and_advance_work_tile -> release
