@@ -70,7 +70,8 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..core.blueprint import Blueprint
 from ..errors import DesignError, Issue, did_you_mean
-from .gemm_sm100_resources import BLOCK_M, EPILOGUE_WARPS, Geometry, GmemAB, GmemC, SmemAB, TmemAcc
+from .gemm_common import TORCH_DTYPES, GmemAB
+from .gemm_sm100_resources import BLOCK_M, EPILOGUE_WARPS, Geometry, GmemC, SmemAB, TmemAcc
 from .rules import KernelRules, ShapeRule
 
 NAME = "gemm_sm100"
@@ -81,7 +82,6 @@ PARAMS: dict[str, Any] = {
     "epilogue": "tma", "ab_rings": "one", "dtype": "fp16", "k_tiles": 4,
 }
 DTYPE_BYTES = {"fp16": 2, "bf16": 2}
-TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 TILE_N = (64, 128, 192, 256)
 TILE_K = (64, 128)
 #: Blocks per cluster along M: 2 makes each pair of blocks one 2-CTA MMA (cta_group::2) of 256 rows.

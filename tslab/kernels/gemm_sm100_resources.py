@@ -92,21 +92,6 @@ def _smem_tensor(stage_info: StageInfo, offset: cutlass.Constexpr, dtype: cutlas
 
 
 @dataclass(kw_only=True)
-class GmemAB(MemoryResource):
-    """GMEM A and B, seen by the load task as the K index of the next A/B tile pair."""
-
-    k: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
-
-    def __post_init__(self) -> None:
-        self.k = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0), docs="K tile index of the pair")
-
-    @consumer_work(returns=k)
-    @cute.jit
-    def k_coords(self, stage_info: StageInfo) -> cutlass.Int32:
-        return stage_info.loop_offset
-
-
-@dataclass(kw_only=True)
 class SmemAB(MemoryResource):
     """``stages`` A tiles and this block's share of the B tiles in SMEM, filled by TMA, read by tcgen05 MMAs.
 

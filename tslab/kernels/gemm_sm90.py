@@ -67,7 +67,8 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..core.blueprint import Blueprint
 from ..errors import DesignError, Issue, did_you_mean
-from .gemm_sm90_resources import Geometry, GmemAB, GmemC, SmemAB, SmemEpilogue
+from .gemm_common import TORCH_DTYPES, GmemAB
+from .gemm_sm90_resources import Geometry, GmemC, SmemAB, SmemEpilogue
 from .rules import KernelRules, ShapeRule
 
 NAME = "gemm_sm90"
@@ -86,7 +87,6 @@ DECODE: dict[str, Any] = {"tile_m": 64, "tile_n": 128, "mma_warpgroups": 1, "sta
 #: tile's C while the other multiplies (the tile quack-kernels finds best on the large shapes).
 PINGPONG: dict[str, Any] = {"tile_m": 128, "tile_n": 192, "stages": 4, "schedule": "pingpong"}
 DTYPE_BYTES = {"fp16": 2, "bf16": 2}
-TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 RASTERS = ("grouped", "row")
 #: Consumer warpgroups: one, or two that split tile_m between them.
 MMA_WARPGROUPS = (1, 2)

@@ -21,9 +21,9 @@ from cuda.bindings import driver as cuda_driver
 from cutlass import cute
 from cutlass import tensor_utils as utils
 
-from .gemm_sm90 import TORCH_DTYPES, block_warps, make_tasks, validate
+from .gemm_common import fake_args, torch_dtype_name
+from .gemm_sm90 import block_warps, make_tasks, validate
 from .gemm_sm90_resources import RASTER_GROUP, Geometry
-from .rules import cutlass_dtype
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
 
@@ -171,31 +171,5 @@ def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms
     return (tuple(sorted(p.items())), pipelines)
 
 
-#: What a dynamic compile promises of each tensor's extents (a: M x K, b: N x K, c: M x N): N and K multiples of
-#: 8. Tensors passed to a dynamic kernel must be marked the same way (:func:`tslab.build.args.dynamic_tensor`).
-DYNAMIC_DIVISIBILITY = ((1, 8), (8, 8), (1, 8))
-
-
-def fake_args(shape: tuple[int, ...], dtype: str, *, dynamic: bool = False) -> tuple:
-    """Compile-only stand-ins for ``(a, b, c, stream)`` of problem ``shape = (M, N, K)``, row-major.
-
-    ``dynamic=True``: M, N and K are runtime extents (N and K promised multiples of 8, as TMA needs 16-byte
-    row strides), so one compiled kernel serves every problem ``RULES`` of :mod:`tslab.kernels.gemm_sm90` accepts.
-    """
-    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
-
-    m, n, k = shape
-    dt = cutlass_dtype(dtype)
-
-    def make(rows: Any, cols: Any, divisibility: tuple[int, int]) -> Any:
-        if dynamic:
-            rows, cols = (cute.sym_int(divisibility=d) for d in divisibility)
-        return make_fake_compact_tensor(dt, (rows, cols), stride_order=(1, 0), assumed_align=16)
-
-    a, b, c = DYNAMIC_DIVISIBILITY
-    return make(m, k, a), make(n, k, b), make(m, n, c), make_fake_stream()
-
-
-def torch_dtype_name(params: dict[str, Any]) -> str:
-    """The torch dtype name of the design's ``dtype`` param."""
-    return TORCH_DTYPES[params["dtype"]]
+#: What tslab.build calls on this module; ``fake_args`` and ``torch_dtype_name`` are the GEMMs' shared ones.
+__all__ = ["fake_args", "launch", "launch_constants", "torch_dtype_name"]

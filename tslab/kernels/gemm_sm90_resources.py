@@ -1,4 +1,5 @@
-"""The resources of :mod:`tslab.kernels.gemm_sm90`: GMEM A/B coordinates, the SMEM A/B ring, the staged C tile, C.
+"""The resources of :mod:`tslab.kernels.gemm_sm90`: the SMEM A/B ring, the staged C tile, C (and
+:class:`tslab.kernels.gemm_common.GmemAB`, A and B in GMEM, shared with the Blackwell GEMM).
 
 Each resource owns its SMEM allocations and its work (TMA loads, wgmma, the stmatrix epilogue, TMA stores); the
 kernel module builds the pipelines and the tasks' schedules over them, and the same objects are checked on the
@@ -16,7 +17,6 @@ from cutlass.experimental.task_scheduling.memory import SmemAllocation
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
     StageInfo,
-    TaskLocalVariable,
     consumer_work,
     producer_work,
 )
@@ -80,21 +80,6 @@ class Geometry:
     b_layout: Any = None
     epi_layout: Any = None
     epi_tile: Any = None
-
-
-@dataclass(kw_only=True)
-class GmemAB(MemoryResource):
-    """GMEM A and B, seen by the load task as the K index of the next A/B tile pair."""
-
-    k: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
-
-    def __post_init__(self) -> None:
-        self.k = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0), docs="K tile index of the pair")
-
-    @consumer_work(returns=k)
-    @cute.jit
-    def k_coords(self, stage_info: StageInfo) -> cutlass.Int32:
-        return stage_info.loop_offset
 
 
 @dataclass(kw_only=True)
