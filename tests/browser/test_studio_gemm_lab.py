@@ -32,7 +32,7 @@ def _drive(lab, page) -> None:
     expect(studio.locator(".tslab-task-column")).to_have_count(3)  # LoadTask, MmaTask, EpilogueTask
     expect(studio.locator(".tslab-swimlane")).to_contain_text("MmaTask")
     expect(studio.locator(".tslab-map")).to_have_count(2)  # the SMEM map and the what-if without aliasing
-    expect(studio.locator(".tslab-studio-states")).to_contain_text("116")
+    expect(studio.locator(".tslab-studio-states")).to_contain_text("101 states")
     page.screenshot(path=str(ARTIFACTS / "gemm-1-safe.png"))
 
     smem_ab = panels.filter(has_text="smem_ab").first
@@ -56,16 +56,16 @@ def _drive(lab, page) -> None:
                                    for t in ("LoadTask", "MmaTask", "EpilogueTask"))]
     assert max(loop_x) - min(loop_x) < 1, loop_x  # the loop column starts at one x in every lane
     release.focus()
-    release.press("Alt+ArrowLeft")  # the release before the trip's wgmma: one history entry, re-checked
+    release.press("Alt+ArrowLeft")  # the release one step up, before the last trip's wait: one history entry
     current = studio.locator(".tslab-history-current")
     expect(current).to_contain_text("MmaTask: moved smem_ab.ConsumerRelease up", timeout=30_000)
-    expect(release).to_have_attribute("data-index", "1", timeout=30_000)  # the lanes show the moved design
+    expect(release).to_have_attribute("data-index", "2", timeout=30_000)  # the lanes show the moved design
     page.screenshot(path=str(ARTIFACTS / "gemm-3-moved.png"))
     lanes.locator('.tslab-lane[data-task="MmaTask"] .tslab-step').first.focus()
     page.keyboard.press("Control+z")  # the Studio's one history, from the keyboard
     expect(current).not_to_contain_text("MmaTask: moved", timeout=30_000)
     expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
-    expect(release).to_have_attribute("data-index", "2")
+    expect(release).to_have_attribute("data-index", "3")
     page.screenshot(path=str(ARTIFACTS / "gemm-4-undone.png"))
 
     # The verdict stays in sight while a field far down the editors is being typed in.
