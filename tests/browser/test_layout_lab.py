@@ -1,8 +1,8 @@
 """The tslab widgets fit JupyterLab at 1600 and 1000 px wide: nothing sticks out, overlaps or is clipped.
 
 One generated notebook shows a Studio (its editor tabs and its GPU tab), a ReplayPlayer of a deadlock, a BenchPanel,
-the SweepChart of tutorial 08's recorded GEMM sweep and a Studio of the Blackwell GEMM, whose memory map has a TMEM
-map beside the SMEM one.
+the SweepChart of tutorial 08's recorded GEMM sweep, a Studio of the Blackwell GEMM, whose memory map has a TMEM
+map beside the SMEM one, and a Studio of the ping-pong Hopper GEMM (the lanes of a persistent schedule).
 Screenshots of each width go to ``test-artifacts/layout-<part>-<width>.png``.
 """
 
@@ -26,10 +26,13 @@ CELLS = [
     "from tslab.sweep import SweepResult\nfrom tslab.widgets import SweepChart\n"
     "SweepChart(SweepResult.load('data/h200_gemm_sweep.jsonl'), x='smem_bytes', y='tflops')",
     "Studio(design('gemm_sm100'))",
+    "from tslab.kernels import gemm_sm90\nStudio(gemm_sm90.design(**gemm_sm90.PINGPONG))",  # persistent: long lanes
 ]
 STUDIO = ".tslab-studio >> nth=0"
 #: The memory map of the Blackwell GEMM's Studio (the notebook's second Studio).
 TMEM_MAP = ".tslab-studio >> nth=1 >> .tslab-widget-layout"
+#: The ping-pong GEMM's Studio: a persistent schedule's swimlane, work-queue steps and a last-trip step included.
+PINGPONG = ".tslab-studio >> nth=2"
 
 
 def _put_notebook(lab: str, name: str) -> None:
@@ -84,6 +87,7 @@ def _fit(lab, page) -> None:
         problems += _check(page, BENCH, "bench", width)
         problems += _check(page, ".tslab-sweep-chart", "sweep", width)
         problems += _check(page, TMEM_MAP, "studio-tmem", width)
+        problems += _check(page, PINGPONG, "studio-pingpong", width)
         ticks = blackwell.locator(".tslab-map").nth(1).locator(".tslab-tick").all_text_contents()
         if ticks[-1:] != ["512 columns"]:
             problems.append(f"{width} studio-tmem: the TMEM map's last tick is {ticks[-1:]}, not 512 columns")
