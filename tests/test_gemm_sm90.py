@@ -86,6 +86,9 @@ def test_ring_edits_that_break_the_cluster_are_invalid(params, edit, match):
     ({"schedule": "pingpong", "persistent": False, "tile_n": 128}, "param 'persistent'.*take turns"),
     ({"schedule": "pingpong", "tile_n": 256}, r"256 fp32 accumulator registers.*'pingpong', over 192"),
     ({"tile_n": 192, "mma_warpgroups": 1}, r"(?s)192 fp32 .*over 128.*schedule='pingpong'"),
+    # the hint offers only what would fit: two warpgroups of 128 rows each already hold 192 a thread here
+    ({"tile_m": 256, "tile_n": 192}, r"(?s)over 128\n  hint: use a smaller tile$"),
+    ({"schedule": "pingpong", "tile_n": 256}, r"hint: use a smaller tile, e.g. gemm_sm90.PINGPONG's 128 x 192"),
 ])
 def test_invalid_combinations_name_the_param(params, match):
     with pytest.raises(DesignError, match=match):

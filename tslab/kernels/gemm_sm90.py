@@ -145,7 +145,8 @@ def validate(params: dict[str, Any]) -> None:
         raise bad("tile_m", f"tile_m={p['tile_m']!r} is not a multiple of 64 x mma_warpgroups = {rows} in 64..256",
                   "each warpgroup's wgmma covers 64 rows: use tile_m=128 with 1 or 2 warpgroups, or 64 with 1")
     if p["tile_n"] not in (64, 128, 192, 256):
-        raise bad("tile_n", f"tile_n={p['tile_n']!r} is not one of 64, 128, 192, 256", "wgmma N is at most 256")
+        raise bad("tile_n", f"tile_n={p['tile_n']!r} is not one of 64, 128, 192, 256",
+                  "use one of those: the epilogue's sub-tiles and TMA boxes are built for them")
     if p["tile_k"] not in (64, 128):
         raise bad("tile_k", f"tile_k={p['tile_k']!r} is not 64 or 128",
                   "a K tile is one or two 128-byte swizzle rows of 16-bit elements")
@@ -155,8 +156,7 @@ def validate(params: dict[str, Any]) -> None:
     if acc > limit:
         raise bad("tile_n", f"tile_m x tile_n = {p['tile_m']} x {p['tile_n']} needs {acc} fp32 accumulator registers "
                   f"per thread with {sharing} warpgroup(s) per tile in schedule={p['schedule']!r}, over {limit}",
-                  "use a smaller tile" + ("" if pingpong else ", 2 mma_warpgroups, or schedule='pingpong' (up to "
-                                          f"{MAX_ACC_REGISTERS['pingpong']})"))
+                  _accumulator_hint(p, pingpong))
     if not isinstance(p["stages"], int) or p["stages"] < 2:
         raise bad("stages", f"stages={p['stages']!r} is below 2", "use 2 or more stages to overlap TMA and wgmma")
     if p["persistent"] not in (True, False):
@@ -168,6 +168,16 @@ def validate(params: dict[str, Any]) -> None:
     if p["cluster_m"] not in CLUSTERS:
         raise bad("cluster_m", f"cluster_m={p['cluster_m']!r} is not 1 or 2",
                   "use cluster_m=2 for pairs of blocks along M that share each B tile by TMA multicast, else 1")
+
+
+def _accumulator_hint(p: dict[str, Any], pingpong: bool) -> str:
+    """What would fit the accumulators: a smaller tile, and only the other options that would."""
+    options = ["a smaller tile" + (", e.g. gemm_sm90.PINGPONG's 128 x 192" if pingpong else "")]
+    if not pingpong and p["mma_warpgroups"] == 1 and p["tile_m"] % 128 == 0:
+        options.append("mma_warpgroups=2 (each warpgroup holds half the rows)")
+    if not pingpong and p["tile_m"] * p["tile_n"] // 128 <= MAX_ACC_REGISTERS["pingpong"]:
+        options.append(f"schedule='pingpong' (a warpgroup holds up to {MAX_ACC_REGISTERS['pingpong']})")
+    return "use " + ", or ".join(options)
 
 
 def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, Any]]) -> list[Issue]:
