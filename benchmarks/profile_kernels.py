@@ -39,7 +39,7 @@ RUNS: list[tuple[str, Any, tuple[int, ...], str, set[str] | None]] = [
     # one block's path can replay in the Explorer: 2 tiles per block (264 tiles of 128 x 256) and 4 K tiles,
     # as the checked design (persistent over 2 tiles, k_tiles=4)
     ("gemm_sm90_replay", lambda: design("gemm_sm90"), (1536, 5632, 256), "float16", None),
-    # ping-pong: the warpgroups take the block's tiles in turns (4096^3: 22 x 22 = 484 tiles, 3-4 per block)
+    # ping-pong: the warpgroups take the block's tiles in turns (4096^3: 32 x 22 = 704 tiles of 128 x 192, 5-6 a block)
     ("gemm_sm90_pingpong", lambda: design("gemm_sm90", **PINGPONG), (4096, 4096, 4096), "float16", None),
 ]
 

@@ -142,7 +142,8 @@ def validate(params: dict[str, Any]) -> None:
     # Cooperative warpgroups split the tile's rows; a ping-pong warpgroup multiplies all of them.
     rows = 64 if pingpong else 64 * p["mma_warpgroups"]
     if p["tile_m"] not in (64, 128, 192, 256) or p["tile_m"] % rows:
-        raise bad("tile_m", f"tile_m={p['tile_m']!r} is not a multiple of 64 x mma_warpgroups = {rows} in 64..256",
+        split = "" if pingpong else f" (64 rows per warpgroup x {p['mma_warpgroups']})"
+        raise bad("tile_m", f"tile_m={p['tile_m']!r} is not a multiple of {rows}{split} in 64..256",
                   "each warpgroup's wgmma covers 64 rows: use tile_m=128 with 1 or 2 warpgroups, or 64 with 1")
     if p["tile_n"] not in (64, 128, 192, 256):
         raise bad("tile_n", f"tile_n={p['tile_n']!r} is not one of 64, 128, 192, 256",

@@ -177,8 +177,7 @@ class SmemAB(MemoryResource):
         if self.multiplies_this_tile():
             self._mma_stage(stage_info, True)
         # Committed and waited for on both paths of ping-pong's branch: a warpgroup that skips the tile commits an
-        # empty group, so both paths leave the same number of groups in flight (else ptxas drains the wgmma
-        # pipeline where they meet).
+        # empty group, so the waits that follow count the same groups on both paths.
         cute.nvgpu.warpgroup.commit_group()
         if self.geo.k_tiles == 1:
             cute.nvgpu.warpgroup.wait_group(0)
