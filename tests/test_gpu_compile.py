@@ -105,7 +105,7 @@ def test_gemm_sm90_refuses_a_one_row_a():
 
 
 def test_gemm_sm90_refuses_invalid_params_before_compiling():
-    with pytest.raises(DesignError, match=r"param 'tile_m'.*multiple of 64 x mma_warpgroups"):
+    with pytest.raises(DesignError, match=r"param 'tile_m'.*not a multiple of 128 \(64 rows per warpgroup x 2\)"):
         gpu.compile(gemm_sm90.design(tile_m=64, mma_warpgroups=2), arch="sm_90a")
 
 
