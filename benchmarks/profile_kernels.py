@@ -92,7 +92,7 @@ def warpgroup_turns(timeline: Any) -> pd.DataFrame:
     """Per MMA warpgroup and tile: the time its warps spent in the A/B ring's work (issuing and waiting for wgmma).
     In ping-pong the warpgroup whose turn it is not skips the tile, so the two columns alternate."""
     f = timeline.frame
-    work = f[(f.task == "MmaTask") & (f.resource == "smem_ab") & (f.stage == "ConsumerWork")]
+    work = f[f.task.str.startswith("MmaTask") & (f.resource == "smem_ab") & (f.stage == "ConsumerWork")]
     work = work.assign(warpgroup=work.warp // 4)
     per_warp = work.groupby(["tile", "warpgroup", "warp"]).duration_ns.sum().reset_index()
     return per_warp.groupby(["tile", "warpgroup"]).duration_ns.median().unstack("warpgroup").rename(

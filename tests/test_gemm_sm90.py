@@ -41,13 +41,17 @@ def test_decode_preset_fits_and_is_safe():
 
 @pytest.mark.parametrize("strategy", ["auto", "ts"])
 def test_pingpong_is_safe_with_whole_tiles_per_warpgroup_and_reallocated_registers(strategy):
-    """Ping-pong keeps the cooperative protocol (one MMA task of both warpgroups waits on and releases every stage),
-    with each warpgroup's accumulators for a whole 128 x 192 tile and setmaxnreg moving registers to them."""
+    """Ping-pong gives each warpgroup a TS task of its own (MmaTask0, MmaTask1): both wait on and release every
+    stage of the one ring and acquire and commit every staged C tile, so TS checks every interleaving of the two,
+    each with the accumulators of a whole 128 x 192 tile and setmaxnreg moving registers to them."""
     d = gemm_sm90.design(**gemm_sm90.PINGPONG)
     v = tslab.check(d, strategy=strategy)
     assert v.status == "SAFE" and v.smem_total == 4 * (128 + 192) * 64 * 2 + 128 * 192 * 2
     tasks = {t.name: t for t in gemm_sm90.build(**gemm_sm90.PINGPONG).tasks}
-    assert (tasks["MmaTask"].num_warps, tasks["MmaTask"].num_registers) == (8, gemm_sm90.PINGPONG_REGISTERS["mma"])
+    mma = gemm_sm90.PINGPONG_REGISTERS["mma"]
+    assert [(tasks[f"MmaTask{wg}"].warp_idx, tasks[f"MmaTask{wg}"].num_warps, tasks[f"MmaTask{wg}"].num_registers)
+            for wg in (0, 1)] == [(0, 4, mma), (4, 4, mma)]
+    assert "MmaTask" not in tasks
     assert [(t.warp_idx, t.num_warps, t.num_registers) for t in (tasks["LoadTask"], tasks["EpilogueTask"])] == [
         (8, 1, 40), (9, 3, 40)]
     assert gemm_sm90.block_warps(d.params) == 12
@@ -75,7 +79,8 @@ def test_ring_edits_that_break_the_cluster_are_invalid(params, edit, match):
     ({"tile_k": 32}, "param 'tile_k'"),
     ({"mma_warpgroups": 3}, "param 'mma_warpgroups'"),
     ({"tile_m": 64, "mma_warpgroups": 2}, "param 'tile_m'"),
-    ({"tile_n": 96}, "param 'tile_n'"),
+    ({"tile_n": 80}, r"(?s)param 'tile_n'.*not a multiple of 32 in 64..256.*use one of 64, 96, 128, 160"),
+    ({"swap_ab": 1}, r"param 'swap_ab'.*not a bool"),
     ({"tile_m": 128, "tile_n": 256, "mma_warpgroups": 1}, "256 fp32 accumulator registers"),
     ({"stages": 1}, "param 'stages'"),
     ({"cluster_m": 4}, "param 'cluster_m'.*not 1 or 2"),

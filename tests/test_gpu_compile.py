@@ -78,14 +78,26 @@ def test_gemm_sm90_cluster_pair_multicasts_b_and_syncs_the_cluster():
 
 
 def test_gemm_sm90_pingpong_moves_registers_to_the_mma_warpgroups_without_serialising_wgmma():
-    """Each warpgroup holds a whole 128 x 192 tile's accumulators: setmaxnreg raises the MMA warpgroups to 232 and
-    lowers the load/store warpgroup to 40; ptxas neither spills nor serialises the wgmmas (its C7511 remark)."""
+    """Each warpgroup's task holds a whole 128 x 192 tile's accumulators of its own: setmaxnreg raises both MMA
+    tasks to 232 and lowers the load/store warpgroup to 40; ptxas neither spills, nor serialises the wgmmas, nor
+    injects a warpgroup.arrive (no C75xx remark: an empty wgmma group committed by the warpgroup that skips a tile
+    drew four C7519 remarks and a dummy wgmma per K tile)."""
     k = gpu.compile(gemm_sm90.design(**gemm_sm90.PINGPONG), arch="sm_90a", shape=(1000, 1000, 1000))
-    assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232", k.ptx)
+    assert len(re.findall(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232", k.ptx)) == 2  # MmaTask0, MmaTask1
     assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+40", k.ptx)
     assert "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16" in k.ptx and ".reqntid 384" in k.ptx
     assert k.spills == 0 and k.stack_frame == 0
-    assert "ptxas" in k.log and "C7511" not in k.log
+    assert "ptxas" in k.log and not re.search(r"\(C75\d\d\)", k.log), k.log
+
+
+def test_gemm_sm90_swapped_multiplies_b_by_a_and_stores_c_transposed():
+    """swap_ab: the wgmma's N is A's 192 rows (M), the C tile is staged by transposing stmatrix."""
+    from tslab.kernels.gemm_sm90_dispatch import SWAP_64x192
+
+    k = gpu.compile(gemm_sm90.design(**SWAP_64x192), arch="sm_90a", shape=(192, 8192, 8192))
+    assert "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16" in k.ptx
+    assert "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in k.ptx
+    assert k.spills == 0 and not re.search(r"\(C75\d\d\)", k.log)
 
 
 def test_gemm_sm90_refuses_an_all_thread_release_in_a_cluster():

@@ -32,19 +32,24 @@ Resources:
     WorkQueue    (persistent only) TS's static persistent tile scheduler; ``raster='grouped'`` swizzles tiles
                  in groups of ``RASTER_GROUP`` along M for L2 reuse
 
-Ping-pong (``schedule='pingpong'``, two warpgroups, persistent): each warpgroup multiplies whole ``tile_m x
-tile_n`` tiles, and the two take the tiles the WorkQueue hands the block in turns (warpgroup 0 the block's 1st,
-3rd, ... tile, warpgroup 1 its 2nd, 4th, ...), counted by the WorkQueue's own scheduler. The warpgroup whose turn
-it is not waits on and releases the tile's A/B stages without multiplying them, then acquires and commits the
-staged C tile without writing it. So while one warpgroup converts and stages its accumulators, the other is
-already multiplying the next tile from the stages the load warp filled meanwhile; each warpgroup holds a whole
-tile's accumulators (up to 192 fp32 registers per thread), so setmaxnreg gives the MMA warpgroups 232 registers
-and the warpgroup of the load and epilogue warps (three epilogue warps here, one of which stores) 40.
-What TS checks is the protocol every MMA thread follows: the MMA task (both warpgroups) waits on and releases
-every stage and acquires and commits every staged C tile, exactly as in the cooperative schedule. Which
-warpgroup multiplies a tile is decided inside the work (``SmemAB.multiplies_this_tile``), not by TS. The two
-warpgroups stay one TS task on purpose: as two TS tasks their wgmma code is emitted twice, and ptxas then
-serialises every wgmma (C7511, seen on every tile shape down to 64 x 64).
+Ping-pong (``schedule='pingpong'``, two warpgroups, persistent): each warpgroup is a TS task of its own
+(``MmaTask0``, ``MmaTask1``) that multiplies whole ``tile_m x tile_n`` tiles into accumulators of its own, and the
+two take the tiles the WorkQueue hands the block in turns (warpgroup 0 the block's 1st, 3rd, ... tile, warpgroup 1
+its 2nd, 4th, ...), counted by the WorkQueue's own scheduler. Both tasks wait on and release every stage of the one
+A/B ring and acquire and commit every staged C tile; the one whose turn it is not multiplies nothing and writes
+nothing. So the ring orders the warpgroups: neither runs more than ``stages`` K tiles ahead of the other, and the
+tiles are multiplied in the order the load warp fills them, while one warpgroup drains its last wgmmas and stages
+its C tile the other already multiplies the next tile. TS checks every interleaving of the two tasks; which of them
+multiplies a tile is decided inside the work (``SmemAB.multiplies_this_tile``). Each warpgroup holds a whole tile's
+accumulators (up to 192 fp32 registers per thread), so setmaxnreg gives the MMA warpgroups 232 registers and the
+warpgroup of the load and epilogue warps (three epilogue warps here, one of which stores) 40. A warpgroup that
+skips a tile commits no wgmma group: an empty group committed after the branch made ptxas add a dummy wgmma per K
+tile and wait for the real one each time (benchmarks/NOTES.md #26).
+
+Swapped A and B (``swap_ab=True``, for small M): the kernel computes C^T = B A^T, B's N rows along the wgmma's M
+in 64-row blocks and A's M rows along its N, so a tile can be as narrow as M (``tile_n`` up to 256 of A's rows);
+the C tile is staged M-major (transposing stmatrix) and stored by TMA into row-major C. With ``cluster_m=2`` the
+pair along N shares each A tile. The TS resources and tasks are the same; only the operands change places.
 
 Clusters (``cluster_m=2``): blocks run in pairs on M-adjacent tiles of one column. Each loads half of the shared
 B tile by a multicast TMA copy into both blocks' SMEM, so a stage is refilled only when both have released it:
@@ -52,7 +57,8 @@ B tile by a multicast TMA copy into both blocks' SMEM, so a stage is refilled on
 block; :func:`consistency_issues` states the pair's rule, which ``tslab.check`` and ``gpu.compile`` enforce.
 Tasks:
     MmaTask      warps 0..W-1: ``mma_warpgroups`` warpgroups, each owning ``tile_m / mma_warpgroups`` rows
-                 (cooperative), or taking whole tiles in turns (ping-pong, 232 registers)
+                 (cooperative); in ping-pong ``MmaTask0`` (warps 0..3) and ``MmaTask1`` (warps 4..7) take whole
+                 tiles in turns (232 registers each)
     LoadTask     warp W: one elected thread issues the TMA loads of A and B (ping-pong: 40 registers)
     EpilogueTask warp W+1 (ping-pong: warps W+1..W+3, 40 registers): issues the TMA stores of the staged C tile
 """
@@ -68,7 +74,7 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..core.blueprint import Blueprint
 from ..errors import DesignError, Issue, did_you_mean
 from .gemm_common import TORCH_DTYPES, GmemAB
-from .gemm_sm90_resources import Geometry, GmemC, SmemAB, SmemEpilogue
+from .gemm_sm90_resources import Geometry, GmemC, MmaTask, SmemAB, SmemEpilogue
 from .rules import KernelRules, ShapeRule
 
 NAME = "gemm_sm90"
@@ -77,6 +83,7 @@ SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> stmatrix
 PARAMS: dict[str, Any] = {
     "tile_m": 128, "tile_n": 256, "tile_k": 64, "stages": 3, "mma_warpgroups": 2, "schedule": "cooperative",
     "persistent": True, "cluster_m": 1, "raster": "grouped", "epilogue": "dedicated", "dtype": "fp16", "k_tiles": 4,
+    "swap_ab": False,
 }
 #: The one-tile-per-block variant whose C tile aliases the A/B ring (the tutorials' memory and aliasing design).
 ALIASED: dict[str, Any] = {"tile_n": 128, "mma_warpgroups": 1, "stages": 4, "persistent": False, "epilogue": "aliased"}
@@ -90,6 +97,8 @@ DTYPE_BYTES = {"fp16": 2, "bf16": 2}
 RASTERS = ("grouped", "row")
 #: Consumer warpgroups: one, or two that split tile_m between them.
 MMA_WARPGROUPS = (1, 2)
+#: Tile widths: a wgmma takes any N that is a multiple of 8 up to 256; the epilogue's sub-tiles are 32 columns wide.
+TILE_N = tuple(range(64, 257, 32))
 #: Blocks per cluster along M: a pair of blocks computes two M-adjacent tiles and multicasts each B tile to both.
 CLUSTERS = (1, 2)
 EPILOGUES = ("aliased", "dedicated")
@@ -145,9 +154,9 @@ def validate(params: dict[str, Any]) -> None:
         split = "" if pingpong else f" (64 rows per warpgroup x {p['mma_warpgroups']})"
         raise bad("tile_m", f"tile_m={p['tile_m']!r} is not a multiple of {rows}{split} in 64..256",
                   "each warpgroup's wgmma covers 64 rows: use tile_m=128 with 1 or 2 warpgroups, or 64 with 1")
-    if p["tile_n"] not in (64, 128, 192, 256):
-        raise bad("tile_n", f"tile_n={p['tile_n']!r} is not one of 64, 128, 192, 256",
-                  "use one of those: the epilogue's sub-tiles and TMA boxes are built for them")
+    if p["tile_n"] not in TILE_N:
+        raise bad("tile_n", f"tile_n={p['tile_n']!r} is not a multiple of 32 in 64..256",
+                  "use one of " + ", ".join(map(str, TILE_N)) + ": the epilogue stores C in 32-column sub-tiles")
     if p["tile_k"] not in (64, 128):
         raise bad("tile_k", f"tile_k={p['tile_k']!r} is not 64 or 128",
                   "a K tile is one or two 128-byte swizzle rows of 16-bit elements")
@@ -160,8 +169,9 @@ def validate(params: dict[str, Any]) -> None:
                   _accumulator_hint(p, pingpong))
     if not isinstance(p["stages"], int) or p["stages"] < 2:
         raise bad("stages", f"stages={p['stages']!r} is below 2", "use 2 or more stages to overlap TMA and wgmma")
-    if p["persistent"] not in (True, False):
-        raise bad("persistent", f"persistent={p['persistent']!r} is not a bool", "use True or False")
+    for flag in ("persistent", "swap_ab"):
+        if not isinstance(p[flag], bool):
+            raise bad(flag, f"{flag}={p[flag]!r} is not a bool", "use True or False")
     if p["persistent"] and p["epilogue"] == "aliased":
         raise bad("epilogue", "epilogue='aliased' with persistent=True: the load task fills the next tile's A/B "
                   "stages while the store still reads the C tile staged over them",
@@ -284,7 +294,7 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
     gmem_ab = GmemAB(name="gmem_ab")
     smem_ab = SmemAB(name="smem_ab", tile_m=p["tile_m"], tile_n=p["tile_n"], tile_k=p["tile_k"], element_bytes=nbytes,
                      geo=geo, tma_atom_a=gpu.get("tma_atom_a"), tma_atom_b=gpu.get("tma_atom_b"), mA=gpu.get("mA"),
-                     mB=gpu.get("mB"), tiled_mma=gpu.get("tiled_mma"), acc=gpu.get("acc"), work_queue=wq,
+                     mB=gpu.get("mB"), tiled_mma=gpu.get("tiled_mma"), work_queue=wq,
                      pipeline_config=_ab_pipeline(p, nbytes, mma_threads))
     smem_epi = SmemEpilogue(name="smem_epi", tile_m=p["tile_m"], tile_n=p["tile_n"], element_bytes=nbytes,
                             mma_threads=mma_threads, aliased=p["epilogue"] == "aliased", ab=smem_ab,
@@ -297,12 +307,18 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
     queue = [wq] if wq is not None else []
     pingpong = p["schedule"] == "pingpong"
     other_registers = PINGPONG_REGISTERS["other"] if pingpong else None
+    accumulators = gpu.get("accumulators") or (None, None)
+    if pingpong:  # one task per warpgroup, each with accumulators of its own
+        mma_tasks = [MmaTask(name=f"MmaTask{wg}", src_resources=[smem_ab, *queue], dst_resources=[smem_epi],
+                             warp_idx=4 * wg, num_warps=4, num_registers=PINGPONG_REGISTERS["mma"],
+                             schedule=schedules["mma"](), accumulators=accumulators[wg]) for wg in (0, 1)]
+    else:
+        mma_tasks = [MmaTask(name="MmaTask", src_resources=[smem_ab, *queue], dst_resources=[smem_epi], warp_idx=0,
+                             num_warps=load_warp, schedule=schedules["mma"](), accumulators=accumulators[0])]
     tasks = [
         Task(name="LoadTask", src_resources=[gmem_ab, *queue], dst_resources=[smem_ab], warp_idx=load_warp,
              num_warps=1, num_registers=other_registers, schedule=schedules["load"]()),
-        Task(name="MmaTask", src_resources=[smem_ab, *queue], dst_resources=[smem_epi], warp_idx=0,
-             num_warps=load_warp, num_registers=PINGPONG_REGISTERS["mma"] if pingpong else None,
-             schedule=schedules["mma"]()),
+        *mma_tasks,
         Task(name="EpilogueTask", src_resources=[smem_epi, *queue], dst_resources=[gmem_c], warp_idx=load_warp + 1,
              num_warps=epilogue_warps(p), num_registers=other_registers, schedule=schedules["store"]()),
     ]
@@ -370,11 +386,11 @@ def _schedules(gmem_ab: GmemAB, smem_ab: SmemAB, smem_epi: SmemEpilogue, gmem_c:
 
 def build(tile_m: int = 128, tile_n: int = 256, tile_k: int = 64, stages: int = 3, mma_warpgroups: int = 2,
           schedule: str = "cooperative", persistent: bool = True, cluster_m: int = 1, raster: str = "grouped",
-          epilogue: str = "dedicated", dtype: str = "fp16", k_tiles: int = 4) -> Blueprint:
+          epilogue: str = "dedicated", dtype: str = "fp16", k_tiles: int = 4, swap_ab: bool = False) -> Blueprint:
     """Fresh TS objects of one output tile's GEMM over ``k_tiles`` K tiles (CPU check)."""
     params = {"tile_m": tile_m, "tile_n": tile_n, "tile_k": tile_k, "stages": stages,
               "mma_warpgroups": mma_warpgroups, "schedule": schedule, "persistent": persistent,
-              "cluster_m": cluster_m, "raster": raster, "epilogue": epilogue, "dtype": dtype}
+              "cluster_m": cluster_m, "raster": raster, "epilogue": epilogue, "dtype": dtype, "swap_ab": swap_ab}
     return make_tasks(params, k_tiles=k_tiles)
 
 

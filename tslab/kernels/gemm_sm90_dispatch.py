@@ -25,6 +25,28 @@ from . import gemm_sm90
 
 #: 128 x 128 tiles split between 2 warpgroups, 5 stages, blocks in pairs along M sharing each B tile.
 PAIRS_128: dict[str, Any] = {"tile_m": 128, "tile_n": 128, "mma_warpgroups": 2, "stages": 5, "cluster_m": 2}
+#: Swapped A and B (``swap_ab``): B's rows run along the wgmma's M in 64-row blocks, A's M rows along its N, so a
+#: tile can be as wide as M itself; pairs along N share each A tile.
+SWAP_64x64: dict[str, Any] = {"swap_ab": True, "tile_m": 64, "tile_n": 64, "mma_warpgroups": 1, "stages": 10,
+                              "cluster_m": 2}
+SWAP_64x128: dict[str, Any] = {**SWAP_64x64, "tile_n": 128, "stages": 8}
+SWAP_64x160: dict[str, Any] = {**SWAP_64x64, "tile_n": 160, "stages": 6}
+SWAP_64x192: dict[str, Any] = {**SWAP_64x64, "tile_n": 192, "stages": 6}
+SWAP_64x256: dict[str, Any] = {**SWAP_64x64, "tile_n": 256, "stages": 4}
+SWAP_128x128: dict[str, Any] = {**PAIRS_128, "swap_ab": True}
+SWAP_128x160: dict[str, Any] = {**PAIRS_128, "swap_ab": True, "tile_n": 160}
+SWAP_128x192: dict[str, Any] = {**PAIRS_128, "swap_ab": True, "tile_n": 192, "stages": 4}
+#: Every design the sweep over M weighs, by name.
+CANDIDATES: dict[str, dict[str, Any]] = {
+    "default": {}, "decode": gemm_sm90.DECODE, "pairs": PAIRS_128, "pingpong": gemm_sm90.PINGPONG,
+    "pingpong_pairs": {**gemm_sm90.PINGPONG, "cluster_m": 2},
+    "pingpong_128x160": {**gemm_sm90.PINGPONG, "tile_n": 160, "stages": 5},
+    "pingpong_128x128": {**gemm_sm90.PINGPONG, "tile_n": 128, "stages": 6},
+    "coop_128x192": {"tile_n": 192, "stages": 4},
+    "swap_64x64": SWAP_64x64, "swap_64x128": SWAP_64x128, "swap_64x160": SWAP_64x160, "swap_64x192": SWAP_64x192,
+    "swap_64x256": SWAP_64x256, "swap_128x128": SWAP_128x128, "swap_128x160": SWAP_128x160,
+    "swap_128x192": SWAP_128x192,
+}
 #: ``(max_m, params)`` in ascending max_m; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
 BY_M: tuple[tuple[int | None, dict[str, Any]], ...] = ((128, gemm_sm90.DECODE), (256, PAIRS_128), (None, {}))
 

@@ -23,7 +23,7 @@ from cutlass import tensor_utils as utils
 
 from .gemm_common import fake_args, torch_dtype_name
 from .gemm_sm90 import block_warps, make_tasks, validate
-from .gemm_sm90_resources import RASTER_GROUP, Geometry
+from .gemm_sm90_resources import Geometry
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
 
@@ -41,6 +41,11 @@ def _epi_tile(p: dict[str, Any], dtype: Any) -> Any:
     return sm90.compute_tile_shape_or_override(_tile_mnk(p), dtype, is_cooperative=cooperative)
 
 
+def _c_layout(p: dict[str, Any]) -> Any:
+    """How the kernel's C tile sits in memory: C is row-major, so the C^T a swapped kernel computes is M-major."""
+    return utils.LayoutEnum.COL_MAJOR if p["swap_ab"] else utils.LayoutEnum.ROW_MAJOR
+
+
 def _layouts(p: dict[str, Any], dtype: Any) -> tuple[Any, Any, Any, Any]:
     """Staged SMEM layouts of A, B and the whole C tile (as epilogue sub-tiles), and the sub-tile shape."""
     k_major = utils.LayoutEnum.ROW_MAJOR  # A (M x K) and B (N x K) are both K-major
@@ -48,7 +53,7 @@ def _layouts(p: dict[str, Any], dtype: Any) -> tuple[Any, Any, Any, Any]:
     b = sm90.make_smem_layout_b(k_major, _tile_mnk(p), dtype, p["stages"])
     epi_tile = _epi_tile(p, dtype)
     subtiles = (p["tile_m"] // cute.size(epi_tile[0])) * (p["tile_n"] // cute.size(epi_tile[1]))
-    epi = sm90.make_smem_layout_epi(dtype, utils.LayoutEnum.ROW_MAJOR, epi_tile, subtiles)
+    epi = sm90.make_smem_layout_epi(dtype, _c_layout(p), epi_tile, subtiles)
     return a, b, epi, epi_tile
 
 
@@ -81,6 +86,7 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
     geo = Geometry(tiles_m=(m + p["tile_m"] - 1) // p["tile_m"], tiles_n=(n + p["tile_n"] - 1) // p["tile_n"],
                    k_tiles=(k + p["tile_k"] - 1) // p["tile_k"], raster=p["raster"], dtype=dtype,
                    persistent=p["persistent"], cluster_m=p["cluster_m"], pingpong=_pingpong(p),
+                   c_m_major=p["swap_ab"],
                    a_layout=a_layout, b_layout=b_layout,
                    epi_layout=epi_layout, epi_tile=epi_tile)
     scheduler = None
@@ -89,11 +95,12 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
 
         scheduler = TileSchedulerConfig.create_static_persistent_tile_scheduler_params(
             tile_scheduler_params=_scheduler_params(p, geo.tiles_m, geo.tiles_n))
-    thr_mma = tiled_mma.get_slice(0)
-    acc = cute.make_rmem_tensor(thr_mma.partition_shape_C((p["tile_m"], p["tile_n"])), cutlass.Float32)
+    # Each MMA task's own accumulators: one set for the cooperative task, one per warpgroup's task in ping-pong.
+    acc_shape = tiled_mma.get_slice(0).partition_shape_C((p["tile_m"], p["tile_n"]))
+    accumulators = tuple(cute.make_rmem_tensor(acc_shape, cutlass.Float32) for _ in range(2 if _pingpong(p) else 1))
     bp = make_tasks(p, k_tiles=geo.k_tiles, geo=geo,
                     gpu={"tma_atom_a": tma_atom_a, "tma_atom_b": tma_atom_b, "mA": mA, "mB": mB,
-                         "tiled_mma": tiled_mma, "acc": acc, "tma_atom_c": tma_atom_c, "mC": mC,
+                         "tiled_mma": tiled_mma, "accumulators": accumulators, "tma_atom_c": tma_atom_c, "mC": mC,
                          "scheduler": scheduler})
     for name, fields in pipelines:
         apply_pipeline(bp, name, dict(fields))
@@ -117,8 +124,14 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
 @cute.jit
 def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.CUstream,
            params: cutlass.Constexpr, pipelines: cutlass.Constexpr = ()) -> None:
-    """Host entry: ``c = a @ b.T`` for row-major ``a`` (M x K), ``b`` (N x K) and ``c`` (M x N)."""
+    """Host entry: ``c = a @ b.T`` for row-major ``a`` (M x K), ``b`` (N x K) and ``c`` (M x N).
+
+    With ``swap_ab`` the kernel computes ``c.T = b @ a.T`` instead: B's N rows run along the wgmma's M (64-row
+    blocks) and A's M rows along its N, which can be as narrow as M, and the C tile is stored M-major into ``c``."""
     p = dict(params)
+    if cutlass.const_expr(p["swap_ab"]):
+        a, b = b, a
+        c = cute.make_tensor(c.iterator, cute.select(c.layout, mode=[1, 0]))
     dtype = _CUTLASS_DTYPES[p["dtype"]]
     a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype)
     cm = p["cluster_m"]
@@ -151,19 +164,18 @@ def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.C
 
 
 def _scheduler_params(p: dict[str, Any], tiles_m: int, tiles_n: int) -> Any:
-    """TS's static persistent scheduler over the tile grid; ``raster='grouped'`` swizzles M in groups."""
+    """TS's static persistent scheduler over the tile grid in plain order (M fastest); ``raster='grouped'`` is
+    applied to the tiles it hands out (``gemm_sm90_resources.tile_coords``)."""
     from cutlass.utils import PersistentTileSchedulerParams
 
-    cm = p["cluster_m"]
-    swizzle = RASTER_GROUP // cm if p["raster"] == "grouped" else 1  # in clusters: the same rows of tiles
-    return PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (cm, 1, 1), swizzle_size=swizzle,
+    return PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (p["cluster_m"], 1, 1), swizzle_size=1,
                                          raster_along_m=True)
 
 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
     """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(a, b, c, stream)``."""
     keys = ("tile_m", "tile_n", "tile_k", "stages", "mma_warpgroups", "schedule", "persistent", "cluster_m",
-            "raster", "epilogue", "dtype")
+            "raster", "epilogue", "dtype", "swap_ab")
     p = {key: params[key] for key in keys}
     validate(p)
     if p["persistent"]:

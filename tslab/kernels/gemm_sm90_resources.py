@@ -20,6 +20,7 @@ from cutlass.experimental.task_scheduling.resources import (
     consumer_work,
     producer_work,
 )
+from cutlass.experimental.task_scheduling.task import Task
 
 #: Rows of tiles a ``raster='grouped'`` block order walks before moving right (L2 reuse of B).
 RASTER_GROUP = 8
@@ -27,10 +28,19 @@ RASTER_GROUP = 8
 
 @cute.jit
 def tile_coords(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
-    """(m, n) tile of this block now: the WorkQueue's tile when persistent, else one tile per block."""
+    """(m, n) tile of this block now: the WorkQueue's tile when persistent, else one tile per block.
+
+    The WorkQueue's scheduler hands out tiles in plain order (M fastest, no swizzle: its swizzle rounds the tile
+    columns up to whole groups, and the padded, empty tiles push real ones into another wave); ``raster='grouped'``
+    re-orders that sequence here, a permutation of the real tiles only."""
     if cutlass.const_expr(geo.persistent):
         m, n, _ = stage_info.work_tile.tile_idx
-        return m, n
+        if cutlass.const_expr(geo.raster == "row"):
+            return m, n
+        cluster_rows = (geo.tiles_m + geo.cluster_m - 1) // geo.cluster_m
+        pm, n = block_tile(m // geo.cluster_m + n * cluster_rows, cluster_rows, geo.tiles_n, geo.raster,
+                           RASTER_GROUP // geo.cluster_m)
+        return pm * geo.cluster_m + m % geo.cluster_m, n
     if cutlass.const_expr(geo.cluster_m == 1):
         bid, _, _ = cute.arch.block_idx()
         return block_tile(bid, geo.tiles_m, geo.tiles_n, geo.raster, RASTER_GROUP)
@@ -76,10 +86,25 @@ class Geometry:
     persistent: bool = False
     cluster_m: int = 1
     pingpong: bool = False
+    c_m_major: bool = False
     a_layout: Any = None
     b_layout: Any = None
     epi_layout: Any = None
     epi_tile: Any = None
+
+
+class MmaTask(Task):
+    """A task of MMA warpgroups that owns its fp32 accumulators (a register tensor, GPU path only): TS hands them
+    to its resources' work as ``stage_info.task_cache``, so each ping-pong warpgroup's task multiplies into and
+    stages from accumulators of its own."""
+
+    def __init__(self, *args: Any, accumulators: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.accumulators = accumulators
+
+    @cute.jit
+    def make_task_cache(self) -> Any:
+        return self.accumulators
 
 
 @dataclass(kw_only=True)
@@ -96,7 +121,6 @@ class SmemAB(MemoryResource):
     mA: Any = None
     mB: Any = None
     tiled_mma: Any = None
-    acc: Any = None
     work_queue: cutlass.Constexpr[Any] = None
     _a: cutlass.Constexpr[Any] = field(init=False, default=None)
     _b: cutlass.Constexpr[Any] = field(init=False, default=None)
@@ -164,10 +188,11 @@ class SmemAB(MemoryResource):
         tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))
         tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
         tiled_mma.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, not first)
+        acc = stage_info.task_cache
         cute.nvgpu.warpgroup.fence()
         for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
             coord = (None, None, kb, stage_info.stage_idx)
-            cute.gemm(tiled_mma, self.acc, tCrA[coord], tCrB[coord], self.acc)
+            cute.gemm(tiled_mma, acc, tCrA[coord], tCrB[coord], acc)
             tiled_mma.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, True)
 
     @consumer_work
@@ -176,11 +201,9 @@ class SmemAB(MemoryResource):
         """The first K tile's MMAs (accumulators overwritten); waited for here only when it is the last."""
         if self.multiplies_this_tile():
             self._mma_stage(stage_info, True)
-        # Committed and waited for on both paths of ping-pong's branch: a warpgroup that skips the tile commits an
-        # empty group, so the waits that follow count the same groups on both paths.
-        cute.nvgpu.warpgroup.commit_group()
-        if self.geo.k_tiles == 1:
-            cute.nvgpu.warpgroup.wait_group(0)
+            cute.nvgpu.warpgroup.commit_group()
+            if self.geo.k_tiles == 1:
+                cute.nvgpu.warpgroup.wait_group(0)
 
     @consumer_work
     @cute.jit
@@ -188,8 +211,8 @@ class SmemAB(MemoryResource):
         """This K tile's MMAs; then wait until only they are in flight (the previous K tile's are done)."""
         if self.multiplies_this_tile():
             self._mma_stage(stage_info, False)
-        cute.nvgpu.warpgroup.commit_group()
-        cute.nvgpu.warpgroup.wait_group(1)
+            cute.nvgpu.warpgroup.commit_group()
+            cute.nvgpu.warpgroup.wait_group(1)
 
     @consumer_work
     @cute.jit
@@ -239,13 +262,13 @@ class SmemEpilogue(MemoryResource):
         tidx, _, _ = cute.arch.thread_idx()
         if cutlass.const_expr(geo.pingpong):
             tidx = tidx % 128  # each warpgroup stages a whole tile of its own
-        store_op = sm90.sm90_get_smem_store_op(tensor_utils.LayoutEnum.ROW_MAJOR, elem_ty_d=geo.dtype,
-                                               elem_ty_acc=cutlass.Float32)
-        atom_c = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), geo.dtype)
+        c_layout = tensor_utils.LayoutEnum.COL_MAJOR if geo.c_m_major else tensor_utils.LayoutEnum.ROW_MAJOR
+        store_op = sm90.sm90_get_smem_store_op(c_layout, elem_ty_d=geo.dtype, elem_ty_acc=cutlass.Float32)
+        atom_c = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(geo.c_m_major, 4), geo.dtype)
         r2s = cute.make_tiled_copy_S(store_op, cute.make_tiled_copy_C_atom(atom_c, ab.tiled_mma))
         thr = r2s.get_slice(tidx)
         tRS_sC = thr.partition_D(sC)  # (R2S, R2S_M, R2S_N, EPI)
-        tRS_acc = r2s.retile(ab.acc)
+        tRS_acc = r2s.retile(stage_info.task_cache)
         part = cute.make_layout(cute.shape(thr.partition_S(sC))[:3])
         vals = cute.size(part)
         for epi in cutlass.range_constexpr(cute.size(tRS_sC, mode=[3])):
