@@ -9,6 +9,7 @@ from tslab.gpu import device
 from tslab.gpu.gemm_jobs import tolerance
 from tslab.gpu.jobs import _gemm_run
 from tslab.kernels import gemm_sm90
+from tslab.kernels import gemm_sm90_dispatch as dispatch
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no NVIDIA GPU here")]
 
@@ -92,6 +93,35 @@ def test_pingpong_serves_every_shape(params, dtype):
     """Two warpgroups taking the tiles in turns, runtime M, N, K: correct and every element written on 18 shapes
     (each compile serves them all), with clusters of two and other tiles."""
     _check_runtime_shapes(gemm_sm90.design(dtype=dtype, **params), PINGPONG_SHAPES)
+
+
+#: Swapped A and B (small M) and the widths between the old four: every shape above plus 1-row A, M below, at and
+#: between the tile widths, K tails and fewer tiles than SMs.
+SWAP_SHAPES = [*SHAPES, (1, 64, 64), (1, 8192, 8192), (64, 8192, 8192), (192, 8192, 520), (320, 4096, 4104),
+               (256, 1000, 8), (130, 264, 4096)]
+SWAP_VARIANTS = [
+    dispatch.SWAP_64x192,
+    dispatch.SWAP_128x160,
+    {**dispatch.SWAP_128x128, "cluster_m": 1, "stages": 4, "raster": "row"},
+    {**dispatch.SWAP_64x128, "persistent": False, "epilogue": "aliased"},
+    {**gemm_sm90.PINGPONG, "swap_ab": True, "tile_n": 128, "stages": 6},
+    {"tile_n": 160, "stages": 4},
+    {"tile_n": 96, "mma_warpgroups": 1, "stages": 6, "cluster_m": 2},
+]
+SWAP_KEYS = ("swap_ab", "tile_m", "tile_n", "cluster_m", "schedule", "persistent")
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("params", SWAP_VARIANTS, ids=lambda p: "-".join(str(p.get(k, "")) for k in SWAP_KEYS))
+def test_swapped_and_new_widths_serve_every_shape(params, dtype):
+    """C^T = B A^T stored M-major into C, and tiles 96 or 160 wide, runtime M, N, K: correct and every element
+    written on 20 shapes (each compile serves them all)."""
+    _check_runtime_shapes(gemm_sm90.design(dtype=dtype, **params), SWAP_SHAPES)
+
+
+def test_swapped_static_compile_matches_fp32_reference():
+    out = _gemm_run(resolve(gemm_sm90.design(**dispatch.SWAP_64x256), (256, 8192, 8192)), seed=5)
+    assert out["unwritten"] == 0 and out["rel_error"] <= tolerance(out, out["dtype"]), out
 
 
 @pytest.mark.parametrize("shape", [(4096, 4096, 4096), (777, 1024, 4104)], ids=lambda s: "x".join(map(str, s)))
