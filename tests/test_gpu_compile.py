@@ -198,3 +198,16 @@ def test_deadlock_demo_compiles_tma_copy_with_its_schedule_when_forced():
     assert kernel.target.schedules == {"StoreTask": [list(s) for s in demo_deadlock.SCHEDULES["StoreTask"]]}
     assert "cp.async.bulk.tensor.2d.global.shared::cta" in kernel.ptx  # tma_copy's kernel, edited
     assert "Exhaustive checker found 1 deadlock(s)" in kernel.log  # TS warned at construction instead of raising
+
+
+def test_a_persistent_gemm_compiles_without_upstream_deprecation_warnings():
+    """TS's WorkQueue rests on CuTe DSL's deprecated scheduler copy: its 330 warnings a compile are not the user's."""
+    import warnings
+
+    from tslab.build.compile import compile_target
+    from tslab.build.targets import resolve
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compile_target(resolve(gemm_sm90.design(), (1024, 1024, 1024), "float16"), 132, "--gpu-arch sm_90a")
+    assert not [w for w in caught if issubclass(w.category, DeprecationWarning)], caught[:3]
