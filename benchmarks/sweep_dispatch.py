@@ -1,6 +1,6 @@
 """The dispatching GEMM export's rule table from a sweep over M on this GPU.
 
-Each candidate design of ``gemm_sm90`` (``DECODE``, ``PAIRS_128``, the defaults, ``PINGPONG``) is swept over the
+Each candidate design of ``gemm_sm90`` (``gemm_sm90_dispatch.CANDIDATES``, by name) is swept over the
 problems ``(M, N, K)`` with ``tslab.sweep(candidate, {"shape": [...]}, measure="bench")``: checked by TS,
 compiled for the problem, run against the fp32 reference and timed beside ``torch.mm`` in the same worker. Per M
 the fastest candidate wins; consecutive Ms won by one candidate form one rule, whose bound is the largest M it
@@ -15,14 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from tslab import sweep
 from tslab.kernels import gemm_sm90
-from tslab.kernels.gemm_sm90_dispatch import PAIRS_128
-
-CANDIDATES: dict[str, dict[str, Any]] = {"decode": gemm_sm90.DECODE, "pairs": PAIRS_128, "default": {},
-                                         "pingpong": gemm_sm90.PINGPONG}
+from tslab.kernels.gemm_sm90_dispatch import CANDIDATES
 
 
 def rules(best: list[tuple[int, str]]) -> list[tuple[int | None, str]]:
