@@ -18,7 +18,9 @@ from tslab.kernels import gemm_sm90
 from tslab.kernels.gemm_sm90_dispatch import tuned
 
 # M on both sides of each of tuned()'s bounds, and the index of the design each one uses.
-PICKS = [(1, 0), (64, 0), (128, 0), (129, 1), (192, 1), (256, 1), (257, 2), (512, 2), (4096, 2)]
+PICKS = [(1, 0), (64, 0), (128, 0), (129, 1), (192, 1), (193, 2), (256, 2), (257, 3), (320, 3), (321, 4), (384, 4),
+         (385, 5), (4096, 5)]
+DESIGNS = len(tuned().designs)
 
 
 @pytest.fixture(scope="module")
@@ -31,23 +33,24 @@ def package(tmp_path_factory):
 
 def test_one_object_per_design_with_its_own_prefix(package):
     names = {p.name for p in package.iterdir()}
-    assert {"kernel_0.o", "kernel_1.o", "kernel_2.o", "kernel_0.h", "kernel_1.h", "kernel_2.h", "design.json",
-            "VERDICT.txt", "__init__.py", "test_kernel.py"} <= names
-    assert "kernel.o" not in names
-    for i in range(3):
+    assert {f"kernel_{i}.{ext}" for i in range(DESIGNS) for ext in ("o", "h")} | {
+        "design.json", "VERDICT.txt", "__init__.py", "test_kernel.py"} <= names
+    assert "kernel.o" not in names and f"kernel_{DESIGNS}.o" not in names
+    for i in range(DESIGNS):
         assert f"kernel_{i}_" in (package / f"kernel_{i}.h").read_text()
 
 
 def test_design_json_holds_the_rules_and_every_design_with_its_checks(package):
     meta = json.loads((package / "design.json").read_text())
     dispatch = tuned()
-    assert meta["dispatch"] == {"key": "M", "rules": [{"max_m": 128, "design": 0}, {"max_m": 256, "design": 1},
-                                                      {"max_m": None, "design": 2}]}
+    assert meta["dispatch"] == {"key": "M", "rules": [{"max_m": bound, "design": i} for i, bound in
+                                                      enumerate((128, 192, 256, 320, 384, None))]}
     assert (meta["kernel"], meta["kind"], meta["arch"], meta["dtype"]) == ("gemm_sm90", "gemm", "sm_90a", "float16")
     assert meta["dynamic"] is True and meta["shape"] is None
     entries = meta["designs"]
     assert [e["design"] for e in entries] == [d.to_dict() for d in dispatch.designs]
-    assert [(e["object"], e["prefix"]) for e in entries] == [(f"kernel_{i}.o", f"kernel_{i}") for i in range(3)]
+    assert [(e["object"], e["prefix"]) for e in entries] == [(f"kernel_{i}.o", f"kernel_{i}")
+                                                             for i in range(DESIGNS)]
     for entry, design in zip(entries, dispatch.designs, strict=True):
         stages = design.params["stages"]
         assert entry["verdict"] == "SAFE"
@@ -55,24 +58,26 @@ def test_design_json_holds_the_rules_and_every_design_with_its_checks(package):
         assert entry["shape_rules"]["multiple_of"] == [1, 8, 8]
         assert entry["tensor_divisibility"] == [[1, 8], [8, 8], [1, 8]]
         assert entry["edits"] == {"schedules": {}, "alias_groups": None}
-    # DECODE and the 128 x 128 pairs run in clusters of 2, whose rule TS cannot see; the defaults do not.
-    assert [len(e["checked_beyond_ts"]) for e in entries] == [1, 1, 0]
-    assert "consumer_group.size 8" in entries[0]["checked_beyond_ts"][0]
-    assert "consumer_group.size 16" in entries[1]["checked_beyond_ts"][0]
+    # DECODE, the swapped designs and the 128 x 128 pairs run in clusters of 2, whose rule TS cannot see; the
+    # 128 x 192 tiles and the defaults do not. One warpgroup's 4 warps or two warpgroups' 8, in each of 2 blocks.
+    assert [len(e["checked_beyond_ts"]) for e in entries] == [1, 1, 1, 1, 0, 0]
+    for entry, size in zip(entries[:4], (8, 8, 16, 16), strict=True):
+        assert f"consumer_group.size {size}" in entry["checked_beyond_ts"][0]
 
 
 def test_verdict_txt_has_the_table_then_each_verdict_under_its_range(package):
     text = (package / "VERDICT.txt").read_text()
     assert text.startswith(tuned().text() + "\n\n== M <= 128: design 0 (kernel_0.o) ==\ngemm_sm90: SAFE\n")
-    heads = ["== M <= 128: design 0 (kernel_0.o) ==", "== 129 <= M <= 256: design 1 (kernel_1.o) ==",
-             "== M >= 257: design 2 (kernel_2.o) =="]
+    heads = ["== M <= 128: design 0 (kernel_0.o) ==", "== 129 <= M <= 192: design 1 (kernel_1.o) ==",
+             "== 193 <= M <= 256: design 2 (kernel_2.o) ==", "== 257 <= M <= 320: design 3 (kernel_3.o) ==",
+             "== 321 <= M <= 384: design 4 (kernel_4.o) ==", "== M >= 385: design 5 (kernel_5.o) =="]
     at = [text.index(head) for head in heads]
     assert at == sorted(at)
     sections = [text[a:b] for a, b in zip(at, [*at[1:], len(text)], strict=True)]
     for section, design in zip(sections, tuned().designs, strict=True):
         assert "\ngemm_sm90: SAFE\n" in section
         assert f"checked at each trip count from 1 to {2 * design.params['stages'] + 1} (" in section
-    assert "Clusters of 2" in sections[1] and "Clusters of 2" not in sections[2]
+    assert "Clusters of 2" in sections[1] and "Clusters of 2" not in sections[5]
 
 
 def test_the_package_picks_by_m_and_loads_every_object_without_tslab(package):
@@ -97,22 +102,23 @@ def test_the_package_picks_by_m_and_loads_every_object_without_tslab(package):
                          timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     loaded, picks, dispatch, error, has_tslab = json.loads(out.stdout)
-    assert len(loaded) == 3 and len(set(loaded)) == 1 and not has_tslab
+    assert len(loaded) == DESIGNS and len(set(loaded)) == 1 and not has_tslab
     assert picks == [index for _, index in PICKS] == [tuned().pick((m, 64, 64))[0] for m, _ in PICKS]
-    assert dispatch["rules"][-1] == {"max_m": None, "design": 2}
+    assert dispatch["rules"][-1] == {"max_m": None, "design": DESIGNS - 1}
     assert error == ("(M, N, K): shape (200, 100, 64): N = 100 is not a multiple of 8; this kernel takes any M, N "
                      "and K multiples of 8 (TMA needs 16-byte row strides); pad N")
 
 
 def test_the_package_test_file_covers_every_range_and_runs(package):
     test = (package / "test_kernel.py").read_text()
-    assert "EXAMPLES = [(1, 64, 64), (128, 64, 64), (129, 64, 64), (256, 64, 64), (257, 64, 64), (4096, 4096, 4096)]" \
-        in test
-    assert "PICKS = [(1, 0), (128, 0), (129, 1), (256, 1), (257, 2)]" in test
+    ms = [1, 128, 129, 192, 193, 256, 257, 320, 321, 384, 385]
+    assert f"EXAMPLES = {[(m, 64, 64) for m in ms] + [(4096, 4096, 4096)]}" in test
+    assert f"PICKS = {[(m, tuned().pick((m,))[0]) for m in ms]}" in test
+    assert "PICKS = [(1, 0), (128, 0), (129, 1), (192, 1), (193, 2)," in test
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(package)],
                          capture_output=True, text=True, timeout=300, check=False, cwd=package.parent)
     assert out.returncode == 0, out.stdout[-2000:]
-    assert "6 passed" in out.stdout  # loads, and design_for at each of the five M; the GPU checks skip here
+    assert "12 passed" in out.stdout  # loads, and design_for at each of the eleven M; the GPU checks skip here
 
 
 def test_a_refused_design_leaves_nothing_behind(tmp_path):

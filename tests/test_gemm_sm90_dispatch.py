@@ -9,27 +9,35 @@ import pytest
 
 from tslab import check
 from tslab.kernels import gemm_sm90
-from tslab.kernels.gemm_sm90_dispatch import BY_M, PAIRS_128, tuned
+from tslab.kernels.gemm_sm90_dispatch import BY_M, CANDIDATES, PAIRS_128, SWAP_64x192, SWAP_128x160, tuned
 
 
-def test_the_table_is_decode_then_pairs_then_the_defaults():
-    assert [bound for bound, _ in BY_M] == [128, 256, None]
-    assert BY_M[0][1] == gemm_sm90.DECODE and BY_M[1][1] == PAIRS_128 and BY_M[2][1] == {}
+def test_the_table_is_the_sweeps_winner_for_each_range_of_m():
+    assert [bound for bound, _ in BY_M] == [128, 192, 256, 320, 384, None]
+    assert [params for _, params in BY_M] == [gemm_sm90.DECODE, SWAP_64x192, PAIRS_128, SWAP_128x160,
+                                              {"tile_n": 192, "stages": 4}, {}]
     assert PAIRS_128 == {"tile_m": 128, "tile_n": 128, "mma_warpgroups": 2, "stages": 5, "cluster_m": 2}
+    assert SWAP_64x192["swap_ab"] and SWAP_128x160["swap_ab"] and SWAP_128x160["tile_n"] == 160
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_tuned_builds_each_design_for_the_dtype(dtype):
     dispatch = tuned(dtype)
-    assert dispatch.designs == (gemm_sm90.design(**gemm_sm90.DECODE, dtype=dtype),
-                                gemm_sm90.design(**PAIRS_128, dtype=dtype), gemm_sm90.design(dtype=dtype))
-    assert [dispatch.pick((m, 8192, 8192))[0] for m in (128, 129, 256, 257)] == [0, 1, 1, 2]
+    assert dispatch.designs == tuple(gemm_sm90.design(**params, dtype=dtype) for _, params in BY_M)
+    ms = (128, 129, 192, 193, 256, 257, 320, 321, 384, 385)
+    assert [dispatch.pick((m, 8192, 8192))[0] for m in ms] == [0, 1, 1, 2, 2, 3, 3, 4, 4, 5]
 
 
-@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("index", range(len(BY_M)))
 def test_every_design_is_safe(index):
     verdict = check(tuned().designs[index])
     assert verdict.ok, verdict.text()
+
+
+def test_every_candidate_of_the_sweep_is_safe():
+    for name, params in CANDIDATES.items():
+        verdict = check(gemm_sm90.design(**params))
+        assert verdict.ok, (name, verdict.text())
 
 
 def test_the_catalog_data_imports_nothing_of_the_gpu_path():

@@ -10,11 +10,12 @@ import sys
 import pytest
 
 from tslab.gpu import device
+from tslab.kernels.gemm_sm90_dispatch import BY_M
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no NVIDIA GPU here")]
 
-#: M on both sides of tuned()'s bounds (128, 256) and well inside each range.
-MS = [1, 64, 128, 129, 192, 256, 257, 512, 4096]
+#: M on both sides of each of tuned()'s bounds, and well inside the first and the last range.
+MS = sorted({1, 64, 4096} | {bound + side for bound, _ in BY_M if bound for side in (0, 1)})
 #: (N, K): a large decode-like pair, and K tails (520 = 8 K tiles of 64 + 8; 4104 = 64 x 64 + 8) with ragged N.
 NKS = [(8192, 8192), (1000, 520), (264, 4104)]
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
@@ -79,7 +80,7 @@ def test_the_torch_op_serves_every_range_inside_torch_compile(package):
         return op(a, b)
 
     compiled = torch.compile(product, fullgraph=True)
-    for m in (128, 129, 385):
+    for m in (128, 129, 193, 321, 385):
         a, b, _ = operands((m, 1024, 520), TORCH_DTYPES[dtype], seed=m)
         for c in (op(a, b), compiled(a, b)):
             torch.cuda.synchronize()

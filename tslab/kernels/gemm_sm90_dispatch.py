@@ -48,7 +48,9 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "swap_128x192": SWAP_128x192,
 }
 #: ``(max_m, params)`` in ascending max_m; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
-BY_M: tuple[tuple[int | None, dict[str, Any]], ...] = ((128, gemm_sm90.DECODE), (256, PAIRS_128), (None, {}))
+BY_M: tuple[tuple[int | None, dict[str, Any]], ...] = (
+    (128, gemm_sm90.DECODE), (192, SWAP_64x192), (256, PAIRS_128), (320, SWAP_128x160),
+    (384, CANDIDATES["coop_128x192"]), (None, {}))
 
 
 def tuned(dtype: str = "fp16") -> Dispatch:

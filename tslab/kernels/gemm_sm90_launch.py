@@ -23,7 +23,7 @@ from cutlass import tensor_utils as utils
 
 from .gemm_common import fake_args, torch_dtype_name
 from .gemm_sm90 import block_warps, make_tasks, validate
-from .gemm_sm90_resources import Geometry
+from .gemm_sm90_resources import RASTER_GROUP, Geometry
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
 
@@ -83,7 +83,11 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
         cute.nvgpu.cpasync.prefetch_descriptor(tma_atom_b)
         cute.nvgpu.cpasync.prefetch_descriptor(tma_atom_c)
     a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype)
-    geo = Geometry(tiles_m=(m + p["tile_m"] - 1) // p["tile_m"], tiles_n=(n + p["tile_n"] - 1) // p["tile_n"],
+    tiles_n = (n + p["tile_n"] - 1) // p["tile_n"]
+    tiles_per_group = RASTER_GROUP // p["cluster_m"] * tiles_n  # the persistent grouped raster's divisor
+    if cutlass.const_expr(not isinstance(tiles_per_group, int)):
+        tiles_per_group = cute.fast_divmod_create_divisor_v2(tiles_per_group)
+    geo = Geometry(tiles_m=(m + p["tile_m"] - 1) // p["tile_m"], tiles_n=tiles_n, tiles_per_group=tiles_per_group,
                    k_tiles=(k + p["tile_k"] - 1) // p["tile_k"], raster=p["raster"], dtype=dtype,
                    persistent=p["persistent"], cluster_m=p["cluster_m"], pingpong=_pingpong(p),
                    c_m_major=p["swap_ab"],

@@ -38,8 +38,11 @@ def tile_coords(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
         if cutlass.const_expr(geo.raster == "row"):
             return m, n
         cluster_rows = (geo.tiles_m + geo.cluster_m - 1) // geo.cluster_m
-        pm, n = block_tile(m // geo.cluster_m + n * cluster_rows, cluster_rows, geo.tiles_n, geo.raster,
-                           RASTER_GROUP // geo.cluster_m)
+        pm = m // geo.cluster_m
+        # Up to one group of rows, the grouped order is the scheduler's own: nothing to re-order.
+        if cluster_rows > RASTER_GROUP // geo.cluster_m:
+            pm, n = grouped_tile(pm + n * cluster_rows, cluster_rows, RASTER_GROUP // geo.cluster_m,
+                                 geo.tiles_per_group)
         return pm * geo.cluster_m + m % geo.cluster_m, n
     if cutlass.const_expr(geo.cluster_m == 1):
         bid, _, _ = cute.arch.block_idx()
@@ -67,6 +70,22 @@ def block_tile(bid: cutlass.Int32, tiles_m: cutlass.Constexpr, tiles_n: cutlass.
 
 
 @cute.jit
+def grouped_tile(linear: cutlass.Int32, rows: Any, group: cutlass.Constexpr, per_group: Any) -> tuple:
+    """(m, n) of the ``linear``-th tile walked ``group`` rows at a time, column by column: ``per_group`` is
+    ``group`` x the tile columns (an int, or a fast divisor the kernel makes once for runtime extents), so every
+    tile but those of the last, partial group costs no runtime division (the load warp asks for each K tile)."""
+    first_m = linear // per_group * group
+    rest = linear % per_group
+    m = first_m + (rest & (group - 1))  # group is a power of two: no division, and none the compiler can merge
+    n = rest >> (group.bit_length() - 1)  # with the last group's
+    last_rows = rows - first_m
+    if last_rows < group:
+        m = first_m + rest % last_rows
+        n = rest // last_rows
+    return m, n
+
+
+@cute.jit
 def _smem_tensor(stage_info: StageInfo, offset: cutlass.Constexpr, dtype: cutlass.Constexpr, layout: Any) -> Any:
     ptr = cute.make_ptr(dtype, stage_info.context.smem_base.data_ptr() + offset, cute.AddressSpace.smem,
                         assumed_align=1024)
@@ -87,6 +106,7 @@ class Geometry:
     cluster_m: int = 1
     pingpong: bool = False
     c_m_major: bool = False
+    tiles_per_group: Any = None
     a_layout: Any = None
     b_layout: Any = None
     epi_layout: Any = None
