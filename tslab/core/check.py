@@ -248,7 +248,8 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
     counterexample = trace_from_result(bp.tasks, result, getattr(design, "kernel", "design"))
     layout = layout_table(smem, tmem)
     return Verdict(
-        design=design, errors=errors, layout=layout, schedule=schedule_table(bp.tasks), tasks=task_rows(bp.tasks),
+        design=design, errors=errors, layout=layout, schedule=schedule_table(bp.tasks, bp.conditions()),
+        tasks=task_rows(bp.tasks),
         checker=result, report=out.getvalue(), smem_total=smem.total if smem else 0, smem_capacity=capacity,
         tmem_total=tmem.total if tmem else 0, tmem_capacity=tmem_capacity,
         barrier_bytes=smem.barrier_smem_bytes if smem else 0, alias_savings=alias_savings(layout, smem),
