@@ -3,6 +3,9 @@ TS's own guard objects into the plain form, and built back into them by schedule
 
 from __future__ import annotations
 
+import json
+
+import jsonschema
 import pytest
 from cutlass.experimental.task_scheduling.enums import Every, LoopGuard, OpaqueCondition
 from cutlass.experimental.task_scheduling.resources import MemoryResource
@@ -11,7 +14,9 @@ from cutlass.experimental.task_scheduling.task import Task
 
 import tslab
 from tslab import Design
-from tslab.core import guards
+from tslab.core import guards, mime
+from tslab.core.checker import planned_runs
+from tslab.core.trace_model import Trace
 from tslab.kernels._teaching import Buffer, Sink, Source, async_pipeline
 
 
@@ -137,3 +142,47 @@ def test_conditions_name_each_kind_of_key():
     assert guards.text(found[2], names) == "when_false(flag)"
     assert guards.text(Every(period=4, start=2), names) == "every(4, start=2)"
     assert names.assignment({"flag": True, ("__opaque__", 7): False}) == "flag=True, #2=False"
+
+
+def test_each_run_of_the_checker_is_named_by_its_conditions():
+    verdict = tslab.check(guarded(stages=1))  # two stages released every second trip need two stages
+    assert verdict.status == "DEADLOCK"
+    assert verdict.checker.context == "ring.read.item=False"
+    assert verdict.errors[0].message.endswith("[ring.read.item=False]")
+    assert verdict.trace.run == "ring.read.item=False"
+    assert [r.context for r in planned_runs(guarded().lower().tasks)] == \
+        ["ring.read.item=False", "ring.read.item=True"]
+
+
+def test_a_trace_says_which_guard_let_a_step_run():
+    trace = tslab.trace(guarded(), to="complete")
+    releases = [s.entry for s in trace.steps if s.op is not None and s.op.stage == "ConsumerRelease"]
+    assert releases and {e.guard for e in releases} == {"every(2, start=1)"}
+    assert {e.iteration for e in releases} == {1, 3}
+    assert str(releases[0]) == "loop[3] iter 1 [every(2, start=1)]"
+    waits = [s.entry for s in trace.steps if s.op is not None and s.op.stage == "ConsumerWait"]
+    assert {e.guard for e in waits} == {None}
+    assert Trace.from_json(trace.to_json()) == trace
+    jsonschema.Draft202012Validator(mime.schema("trace")).validate(json.loads(trace.to_json()))
+    frame = trace.to_dataframe()
+    assert "every(2, start=1)" in set(frame["guard"].dropna())
+
+
+def test_the_explorer_shows_guards_and_plays_each_run():
+    ex = tslab.Explorer(guarded(), run=1)
+    assert ex.runs == ["ring.read.item=False", "ring.read.item=True"]
+    assert ex.run.context == "ring.read.item=True"
+    ex.step("LoadTask"), ex.step("LoadTask"), ex.step("LoadTask"), ex.step("LoadTask"), ex.step("LoadTask")
+    ex.step("StoreTask"), ex.step("StoreTask")
+    entry = ex.next_entry("StoreTask")
+    assert (entry.section, entry.index, entry.guard) == ("loop", 2, "when_true(ring.read.item)")
+    skipping = tslab.Explorer(guarded(), run=0)  # the item is false: the store never runs
+    ops = []
+    while skipping.status.kind == "running":
+        move = skipping.enabled()[-1]
+        ops.append(str(move.op))
+        skipping.step(move.task)
+    assert skipping.status.kind == "complete" and not any("gmem_out" in op for op in ops)
+    with pytest.raises(tslab.DesignError, match=r"run=2 is not one of the 2 planned runs") as info:
+        tslab.Explorer(guarded(), run=2)
+    assert "(0: ring.read.item=False; 1: ring.read.item=True)" in info.value.hint

@@ -34,6 +34,15 @@ def test_verdict_and_trace_bundles_follow_their_schemas(kernel):
         _validator("trace").validate(_saved(verdict.trace._repr_mimebundle_()[mime.TRACE]))
 
 
+def test_a_trace_saved_before_entries_named_their_guard_still_reads():
+    saved = _saved(tslab.check(design("demo_deadlock")).trace.to_dict())
+    for step in saved["steps"]:
+        if step["entry"]:
+            del step["entry"]["guard"]
+    _validator("trace").validate(saved)
+    assert tslab.Trace.from_dict(saved).to_dict()["steps"][1]["entry"]["guard"] is None
+
+
 def _saved(payload):
     """The payload as a notebook file keeps it (tuples become lists)."""
     return json.loads(json.dumps(payload))
