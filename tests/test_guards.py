@@ -11,6 +11,7 @@ from cutlass.experimental.task_scheduling.enums import Every, LoopGuard, OpaqueC
 from cutlass.experimental.task_scheduling.resources import MemoryResource
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, when_false, when_true
 from cutlass.experimental.task_scheduling.task import Task
+from referencing import Registry, Resource
 
 import tslab
 from tslab import Design
@@ -56,6 +57,11 @@ def guarded(stages: int = 2, *, key: str | None = None, both: bool = False) -> D
                   schedule=store(ring, out))]
     graph = {ring: [src], out: [ring], **({log: [src]} if both else {})}
     return Design.from_tasks(tasks, graph, smem_allocations=[ring], name="guarded")
+
+
+def schema(kind: str) -> jsonschema.Draft202012Validator:
+    resources = [(f"https://tslab/schemas/{k}.v1.json", Resource.from_contents(mime.schema(k))) for k in mime.KINDS]
+    return jsonschema.Draft202012Validator(mime.schema(kind), registry=Registry().with_resources(resources))
 
 
 STORE = [("ring", "ConsumerWait", "Loop", None), ("ring", "ConsumerWork", "Loop", "read"),
@@ -163,7 +169,7 @@ def test_a_trace_says_which_guard_let_a_step_run():
     waits = [s.entry for s in trace.steps if s.op is not None and s.op.stage == "ConsumerWait"]
     assert {e.guard for e in waits} == {None}
     assert Trace.from_json(trace.to_json()) == trace
-    jsonschema.Draft202012Validator(mime.schema("trace")).validate(json.loads(trace.to_json()))
+    schema("trace").validate(json.loads(trace.to_json()))
     frame = trace.to_dataframe()
     assert "every(2, start=1)" in set(frame["guard"].dropna())
 
@@ -186,3 +192,21 @@ def test_the_explorer_shows_guards_and_plays_each_run():
     with pytest.raises(tslab.DesignError, match=r"run=2 is not one of the 2 planned runs") as info:
         tslab.Explorer(guarded(), run=2)
     assert "(0: ring.read.item=False; 1: ring.read.item=True)" in info.value.hint
+
+
+@pytest.mark.parametrize("guard", ["Always", "FirstIter", "LastIter", "every(2)", "every(3, start=1)",
+                                   "when_true(ring.read.item)", "when_false(#1)"])
+def test_the_verdict_schema_takes_every_guard_form_saved_then_and_now(guard):
+    payload = json.loads(json.dumps(tslab.check(guarded()).to_mime()))
+    validator = schema("verdict")
+    validator.validate(payload)
+    payload["schedule"][0]["guard"] = guard
+    validator.validate(payload)
+
+
+@pytest.mark.parametrize("guard", ["Sometimes", "every(0)", "every(2, 1)", "when_true()", "first_iter"])
+def test_the_verdict_schema_refuses_what_is_not_a_guard(guard):
+    payload = json.loads(json.dumps(tslab.check(guarded()).to_mime()))
+    payload["schedule"][0]["guard"] = guard
+    with pytest.raises(jsonschema.ValidationError, match="does not match"):
+        schema("verdict").validate(payload)
