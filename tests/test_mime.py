@@ -24,7 +24,8 @@ def test_each_schema_is_a_valid_schema(kind):
     jsonschema.Draft202012Validator.check_schema(mime.schema(kind))
 
 
-@pytest.mark.parametrize("kernel", ["demo_deadlock", "demo_race", "gemm_sm90", "demo_overflow", "tma_copy"])
+@pytest.mark.parametrize("kernel", ["demo_deadlock", "demo_race", "gemm_sm90", "demo_overflow", "tma_copy",
+                                    "demo_guards"])
 def test_verdict_and_trace_bundles_follow_their_schemas(kernel):
     verdict = tslab.check(design(kernel))
     bundle = verdict._repr_mimebundle_()

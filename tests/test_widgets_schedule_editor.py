@@ -156,3 +156,12 @@ def test_code_view_writes_each_guard_as_schedule_code():
     assert "        with loop.every(2, start=1):\n            ring.release()" in code
     last = schedule_code("MmaTask", [("smem_ab", "ConsumerWork", "Loop", "wgmma_drain", "LastIter")])
     assert "        with loop.last_iter():\n            smem_ab.wgmma_drain()" in last
+
+
+def test_the_guards_teaching_design_moves_its_batch_release_within_the_loop_only():
+    editor = ScheduleEditor(design("demo_guards", stages=2))
+    assert editor.move("StoreTask", 4, "Loop", 2)
+    assert editor.design.schedule("StoreTask")[2] == ("ring", "ConsumerRelease", "Loop", None, "every(2, start=1)")
+    assert editor.verdict.status == "SAFE"
+    assert not editor.move("StoreTask", 2, "Tail", 0)
+    assert editor.error.where == "task 'StoreTask' step 2" and "every(2, start=1)" in editor.error.message
