@@ -5,14 +5,23 @@ counts), two buffers may share a Merge or Fork ``PipelineGroup``, a non-pipeline
 and read without any pipeline (TS doubles or splits that work), PDL waits and launches may sit anywhere, a
 persistent ``WorkQueue`` makes TS check two tiles, and an alias group over two allocations makes races
 possible. Every task's ops are shuffled (each resource keeping its own order) and some move to head or tail,
-so deadlocks, races and PDL-order faults all arise.
+so deadlocks, races and PDL-order faults all arise. With ``guards=True`` loop steps may also run under TS's
+guards: first or last trip, ``every(period, start)`` and ``when_true``/``when_false`` on one of two runtime
+condition keys that tasks share (TS checks each assignment of those keys in a run of its own).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cutlass.experimental.task_scheduling.enums import LoopGuard, PipelineGroupMode, ScheduleStage, ScheduleStageType
+from cutlass.experimental.task_scheduling.enums import (
+    Every,
+    LoopGuard,
+    OpaqueCondition,
+    PipelineGroupMode,
+    ScheduleStage,
+    ScheduleStageType,
+)
 from cutlass.experimental.task_scheduling.pipeline_group import PipelineGroup
 from cutlass.experimental.task_scheduling.resources import PdlLaunchBarrier, PdlWaitBarrier, WorkQueue
 from cutlass.experimental.task_scheduling.schedule_builder import ScheduleResult
@@ -25,9 +34,16 @@ from tslab.kernels._teaching import Buffer, Sink, async_pipeline
 LABELS = {"ProducerWork": "write", "ConsumerWork": "read"}
 
 
+#: A loop step's guard as a spec holds it: a LoopGuard name, ("every", period, start) or ("when", key, negated).
+GUARDS = st.one_of(st.sampled_from(["FirstIter", "LastIter"]),
+                   st.tuples(st.just("every"), st.integers(1, 3), st.integers(0, 2)),
+                   st.tuples(st.just("when"), st.sampled_from(["c0", "c1"]), st.booleans()))
+
+
 @st.composite
-def protocol_specs(draw: Any, max_tasks: int = 4) -> dict[str, Any]:
-    """A plain description of a random protocol (drawn by hypothesis, built by :func:`build_protocol`)."""
+def protocol_specs(draw: Any, max_tasks: int = 4, guards: bool = False) -> dict[str, Any]:
+    """A plain description of a random protocol (drawn by hypothesis, built by :func:`build_protocol`); with
+    ``guards`` some loop steps carry a random guard."""
     n_tasks = draw(st.integers(2, max_tasks))
     n_res = draw(st.integers(1, 3))
     resources = []
@@ -97,7 +113,8 @@ def protocol_specs(draw: Any, max_tasks: int = 4) -> dict[str, Any]:
                 section = "Head"
             elif rare and op in ("ConsumerRelease", "ProducerCommit"):
                 section = "Tail"
-            steps.append((name, op, section))
+            guard = draw(GUARDS) if guards and section == "Loop" and draw(st.integers(0, 3)) == 0 else "Always"
+            steps.append((name, op, section, guard))
         rank = {"Head": 0, "Loop": 1, "Tail": 2}
         schedules.append(sorted(steps, key=lambda s: rank[s[2]]))
     alias = None
@@ -107,6 +124,15 @@ def protocol_specs(draw: Any, max_tasks: int = 4) -> dict[str, Any]:
         alias = [["b0"], ["scratch_buf"]]
     return {"resources": resources, "schedules": schedules, "alias": alias, "group": group, "scratch": scratch,
             "persistent": draw(st.booleans()), "iters": draw(st.integers(1, 3))}
+
+
+def ts_guard(guard: Any) -> Any:
+    """The TS guard object of a spec's guard."""
+    if isinstance(guard, str):
+        return LoopGuard[guard]
+    if guard[0] == "every":
+        return Every(period=guard[1], start=guard[2])
+    return OpaqueCondition(key=guard[1], negated=guard[2])
 
 
 def build_protocol(spec: dict[str, Any]) -> Design:
@@ -131,11 +157,11 @@ def build_protocol(spec: dict[str, Any]) -> Design:
 
     tasks = []
     for t, steps in enumerate(spec["schedules"]):
-        legacy = [(entry(name), ScheduleStage[op], ScheduleStageType[section], LoopGuard.Always, LABELS.get(op))
-                  for name, op, section in steps]
+        legacy = [(entry(name), ScheduleStage[op], ScheduleStageType[section], ts_guard(guard), LABELS.get(op))
+                  for name, op, section, guard in steps]
         src = [bufs[f"buf{r['r']}"] for r in spec["resources"] if t in r["consumers"]]
         dst = [bufs[f"buf{r['r']}"] for r in spec["resources"] if r["producer"] == t]
-        used = {name for name, _op, _s in steps}
+        used = {name for name, *_rest in steps}
         for name in ("scratch", "pdl_wait", "pdl_launch", f"out{t}"):
             if name in used:
                 (src if name == "pdl_wait" or (name == "scratch" and spec["scratch"]["reader"] == t
@@ -145,7 +171,7 @@ def build_protocol(spec: dict[str, Any]) -> Design:
         result = ScheduleResult(schedule_list=legacy, loop_start=0, loop_end=spec["iters"], loop_step=1)
         tasks.append(Task(name=f"T{t}", src_resources=src, dst_resources=dst, warp_idx=t, num_warps=1,
                           schedule=result))
-    used = {name for steps in spec["schedules"] for name, _op, _s in steps}
+    used = {name for steps in spec["schedules"] for name, *_rest in steps}
     graph = {r: [] for name, r in res.items() if name != "group" and (name in used or name.startswith("buf"))}
     smem = list(bufs.values()) + ([res["scratch"]] if spec["scratch"] else [])
     return Design.from_tasks(tasks, graph, smem_allocations=smem, alias_groups=[spec["alias"]] if spec["alias"]

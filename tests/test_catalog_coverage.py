@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cutlass.experimental.task_scheduling.enums import PipelineType, ScheduleStage
+from cutlass.experimental.task_scheduling.enums import Every, OpaqueCondition, PipelineType, ScheduleStage
 from cutlass.experimental.task_scheduling.memory import SmemAllocator, TmemAllocator
 from cutlass.experimental.task_scheduling.resources import WorkQueue
 
@@ -69,6 +69,9 @@ COVERAGE: list[tuple[str, list[tuple[str, dict[str, Any]]], str, Any]] = [
      lambda n, p, low: {ScheduleStage.ProducerAuxWork, ScheduleStage.ConsumerAuxWork} <= _stages(low)),
     ("`@schedule` with `domain_loop`, `work_tile_loop`", [("gemm_sm100", {})], "the schedule builder",
      lambda n, p, low: all(w in _source(n, p, low) for w in ("@schedule", "domain_loop(", "work_tile_loop("))),
+    ("loop guards `every(n)`, `when_true`", [("demo_guards", {})],
+     "a step on every n-th trip and one under a runtime condition (checked for both values)",
+     lambda n, p, low: {type(e[3]) for t in low.tasks for e in t.loop_schedule_list} >= {Every, OpaqueCondition}),
     ("legacy schedule lists (`ScheduleResult`)", [("demo_deadlock", {}), ("demo_routing", {})],
      "a schedule given as steps (as every schedule edit is)",
      lambda n, p, low: bool(getattr(kernel_module(n), "SCHEDULES", None))),

@@ -43,6 +43,9 @@ DOCS = catalog_documents()
     ({"kernel": "tma_copy", "schedules": {"LoadTask": [["smem_ring", "ConsumerWait", "Middle"]]}},
      r"schedules\.LoadTask\[0\]\[2\]=\"Middle\" is not allowed\n  hint: .* a section: Head, Loop or Tail"),
     ({"kernel": "tma_copy", "alias_groups": [["a"]]}, r"alias_groups\[0\]\[0\]=\"a\" is a string"),
+    ({"kernel": "tma_copy", "schedules": {"LoadTask": [["smem_ring", "ProducerAcquire", "Loop", None, "Sometimes"]]}},
+     r"schedules\.LoadTask\[0\]\[4\]=\"Sometimes\" is not allowed\n  hint: .* a loop guard: \"Always\", \"FirstIter\", "
+     r"\"LastIter\", \"every\(n\)\", \"every\(n, start=s\)\", \"when_true\(<condition>\)\" or "),
 ])
 def test_wrong_shapes_name_the_path_what_was_found_and_what_is_allowed(doc, match):
     with pytest.raises(DesignError, match=match):

@@ -1,8 +1,9 @@
 """The data the JupyterLab extension's own tests read is what tslab emits today.
 
 ``labextension/test/fixtures/`` holds recorded mime payloads (the demo_deadlock and demo_race traces, a
-gemm_sm90 verdict with aliased phases, a TMEM map with aliased phases (attention_tmem) and one past TMEM's capacity
-(gemm_sm100 with 3 accumulator stages), a design file, the timeline of an H200 profile of gemm_sm90) and
+demo_guards verdict and a run of it to completion (loop guards), a gemm_sm90 verdict with aliased phases, a TMEM
+map with aliased phases (attention_tmem) and one past TMEM's capacity (gemm_sm100 with 3 accumulator stages), a
+design file, the timeline of an H200 profile of gemm_sm90) and
 ``labextension/src/catalog.json`` the kernels the launcher offers. Rewrite both after a change with
 ``python tests/test_labextension_data.py``.
 """
@@ -51,6 +52,8 @@ def recorded() -> dict[str, object]:
         "verdict_gemm_sm100_over.json": _plain(tslab.check(design("gemm_sm100", acc_stages=3)).to_mime()),
         "design_gemm_sm90.tslab.json": _plain({**saved.to_dict(), "verdict": tslab.check(saved).to_mime()}),
         "timeline_gemm_sm90.json": _plain(_timeline()),
+        "verdict_demo_guards.json": _plain(tslab.check(design("demo_guards")).to_mime()),
+        "trace_demo_guards.json": _plain(tslab.trace(design("demo_guards", stages=2), to="complete").to_dict()),
     }
 
 

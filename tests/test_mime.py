@@ -24,7 +24,8 @@ def test_each_schema_is_a_valid_schema(kind):
     jsonschema.Draft202012Validator.check_schema(mime.schema(kind))
 
 
-@pytest.mark.parametrize("kernel", ["demo_deadlock", "demo_race", "gemm_sm90", "demo_overflow", "tma_copy"])
+@pytest.mark.parametrize("kernel", ["demo_deadlock", "demo_race", "gemm_sm90", "demo_overflow", "tma_copy",
+                                    "demo_guards"])
 def test_verdict_and_trace_bundles_follow_their_schemas(kernel):
     verdict = tslab.check(design(kernel))
     bundle = verdict._repr_mimebundle_()
@@ -32,6 +33,15 @@ def test_verdict_and_trace_bundles_follow_their_schemas(kernel):
     _validator("verdict").validate(_saved(bundle[mime.VERDICT]))
     if verdict.trace is not None:
         _validator("trace").validate(_saved(verdict.trace._repr_mimebundle_()[mime.TRACE]))
+
+
+def test_a_trace_saved_before_entries_named_their_guard_still_reads():
+    saved = _saved(tslab.check(design("demo_deadlock")).trace.to_dict())
+    for step in saved["steps"]:
+        if step["entry"]:
+            del step["entry"]["guard"]
+    _validator("trace").validate(saved)
+    assert tslab.Trace.from_dict(saved).to_dict()["steps"][1]["entry"]["guard"] is None
 
 
 def _saved(payload):

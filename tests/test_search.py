@@ -3,12 +3,17 @@ the catalog and mutations of both, and its independence claims held to TS's own 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
+import re
+import warnings
 from pathlib import Path
 
 import pytest
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
-from hypothesis import HealthCheck, given, settings
+from cutlass.experimental.task_scheduling.task_manager import TaskManager
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from random_protocols import build_protocol, protocol_specs
 
@@ -82,6 +87,94 @@ def test_reduced_search_finds_what_ts_finds_on_random_protocols(spec):
         assert_agrees_with_ts(tasks, run)
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(protocol_specs(guards=True))
+def test_reduced_search_finds_what_ts_finds_on_random_guarded_protocols(spec):
+    """Steps under first/last-trip, every(n) and runtime-condition guards: each of TS's runs (one per assignment
+    of the conditions) searched both ways finds the same."""
+    tasks, runs = runs_of(build_protocol(spec))
+    for run in runs:
+        assert_agrees_with_ts(tasks, run)
+
+
+def taskmanager_says(d):
+    """What TS's TaskManager itself concludes of ``d`` with its exhaustive check on: (kind, run) of the fault its
+    checker raised (run: the opaque assignment it names), ("safe", "") or None when its search hit its limit."""
+    low = d.lower()
+    bp = low.blueprint
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("always")
+        try:
+            TaskManager(tasks=bp.tasks, resource_dependency_graph=bp.graph, smem_allocator=low.smem_allocator,
+                        tmem_allocator=low.tmem_allocator, skip_validation=True, verbose=False,
+                        exhaustive_deadlock_race_check=True, assume_pdl_wait_completed=bp.assume_pdl_wait_completed)
+        except AssertionError:  # a structure TS asserts against never reaches its checker
+            return None
+    texts = [str(w.message) for w in caught]
+    if any("hit max_states" in t for t in texts):
+        return None
+    for text in texts:
+        found = re.match(r"TS validation \(_exhaustive_aliasing_races\): Exhaustive checker found \d+ "
+                         r"(deadlock|aliasing race|PDL launch ordering)[^\n]*?(?: during opaque assignment "
+                         r"\d+/\d+ \(([^)]*)\))?(?:, skipped-tile execution)?(?: after| states|:)", text)
+        if found:
+            kind = {"deadlock": "deadlock", "aliasing race": "race", "PDL launch ordering": "pdl-order"}[found[1]]
+            return kind, found[2] or ""
+    return "safe", ""
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(protocol_specs(guards=True))
+def test_check_gives_taskmanagers_answer_on_random_guarded_protocols(spec):
+    """tslab.check (reduced search) against TaskManager's own exhaustive check of the same TS objects: safe when
+    TS says safe, else unsafe in the run of the same assignment, where TS's first fault is one the reduced search
+    also finds (a run may deadlock and race: each search reports the one it meets first); after a state limit,
+    never SAFE."""
+    d = build_protocol(spec)
+    said = taskmanager_says(d)
+    assume(said is not None)
+    verdict = tslab.check(d, strategy="reduced")
+    assert (verdict.checker.verdict == "safe") == (said[0] == "safe")
+    if said[0] != "safe":  # the same run fails; TS's first fault there is one the reduced search finds there
+        run = verdict.checker.failed_run
+        assert run.context.split(", skipped tile")[0] == said[1]
+        tasks = d.lower().tasks
+        found = search.explore(tasks, max_states=LIMIT, stop="end", **run.kwargs()).result
+        kinds = {"deadlock": found.deadlock_states, "race": found.race_states, "pdl-order": found.pdl_order_states}
+        assert kinds[said[0]] and kinds[verdict.checker.verdict]
+    cut = tslab.check(d, strategy="reduced", max_states=3)
+    assert cut.checker.hit_state_limit or cut.checker.verdict == verdict.checker.verdict
+    assert not (cut.checker.hit_state_limit and cut.status == "SAFE")
+
+
+def test_runs_are_taskmanagers_runs():
+    """One run per assignment of the runtime condition keys, as TaskManager calls TS's checker."""
+    spec = {"resources": [{"r": 0, "stages": 1, "producer": 0, "consumers": [1], "bytes": 1024}],
+            "schedules": [[("buf0", "ProducerAcquire", "Loop", "Always"),
+                           ("buf0", "ProducerWork", "Loop", ("when", "c0", False)),
+                           ("buf0", "ProducerCommit", "Loop", "Always")],
+                          [("buf0", "ConsumerWait", "Loop", "Always"),
+                           ("buf0", "ConsumerWork", "Loop", ("when", "c1", True)),
+                           ("buf0", "ConsumerRelease", "Loop", ("every", 1, 0))]],
+            "alias": None, "group": None, "scratch": None, "persistent": False, "iters": 2}
+    d = build_protocol(spec)
+    calls = []
+    original = ec.check_all_interleavings
+
+    def recorded(tasks, **kwargs):
+        calls.append((kwargs["num_tiles"], kwargs.get("skipped_tile", False), kwargs["opaque_assignment"]))
+        return original(tasks, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ec, "check_all_interleavings", recorded)
+        assert taskmanager_says(d) == ("safe", "")
+    _tasks, runs = runs_of(d)
+    assert [(r.num_tiles, r.skipped_tile, r.opaque_assignment) for r in runs] == calls
+    assert [r.context for r in runs] == ["c0=False, c1=False", "c0=False, c1=True", "c0=True, c1=False",
+                                         "c0=True, c1=True"]
+    assert tslab.check(d).checker.runs == 4
+
+
 MUTATIONS = [("tma_copy", {"stages": s, "tiles": t}) for s in (1, 2, 4) for t in (2, 5)] + \
     [("gemm_sm90", {"stages": s, "k_tiles": k}) for s in (2, 3, 4) for k in (2, 6)] + \
     [("gemm_sm90", {"persistent": False, "epilogue": "aliased"}), ("gemm_sm90", {"mma_warpgroups": 1, "tile_n": 128}),
@@ -120,8 +213,18 @@ def test_the_reduction_pays_on_the_catalog():
 def test_steps_the_reduction_calls_independent_commute_under_ts(spec, rng):
     """At states along random walks, every pair of enabled steps that neither competes for a credit nor
     changes the same held entries reaches the same state in either order, and neither disables the other."""
+    assert_independent_steps_commute(spec, rng, run_index=0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(protocol_specs(guards=True), st.randoms(use_true_random=False), st.integers(0, 3))
+def test_independent_steps_commute_in_every_run_of_guarded_protocols(spec, rng, run_index):
+    assert_independent_steps_commute(spec, rng, run_index)
+
+
+def assert_independent_steps_commute(spec, rng, run_index):
     tasks, runs = runs_of(build_protocol(spec))
-    run = runs[0]
+    run = runs[run_index % len(runs)]
     rec = hook.checker_context(tasks, **run.kwargs())
     model = search._Model(hook.Machine(tasks, rec, skipped_tile=run.skipped_tile, num_tiles=run.num_tiles,
                                        opaque_assignment=run.opaque_assignment))

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cutlass.experimental.task_scheduling.enums import LoopGuard, ScheduleStage, ScheduleStageType
+from cutlass.experimental.task_scheduling.enums import Every, LoopGuard, ScheduleStage, ScheduleStageType
 from cutlass.experimental.task_scheduling.schedule_builder import ScheduleResult
 from cutlass.experimental.task_scheduling.task import Task
 
@@ -17,7 +17,7 @@ from tslab import gpu
 from tslab.gpu import profiling
 from tslab.gpu.timeline import Timeline, TimelineError, place, task_steps
 from tslab.kernels import design
-from tslab.kernels._teaching import Buffer, async_pipeline
+from tslab.kernels._teaching import Buffer, Sink, Source, async_pipeline
 
 RECORDED = Path(__file__).parent / "fixtures" / "iket"
 ROOT = Path(__file__).resolve().parents[1]
@@ -190,3 +190,30 @@ def test_a_loop_with_a_last_trip_step_places_every_trip_count(trips):
     assert [per_tile.get(t, 0) for t in range(len(trips))] == trips
     drains = [(s["tile"], s["iteration"]) for _, s in placed if s["section"] == "loop" and s["index"] == 2]
     assert drains == [(t, n - 1) for t, n in enumerate(trips)]  # the last trip's wait, once per tile
+
+
+@pytest.mark.parametrize("trips", [[64, 63], [9, 130]])
+def test_a_loop_with_steps_every_second_trip_places_every_trip_count(trips):
+    """A consumer that releases two stages on trips 1, 3, 5, ... (``every(2, start=1)``): a trip that releases is
+    two steps longer than one that does not, so no trip count may be ruled out by the longer trips' length."""
+    src, out = Source(name="src"), Sink(name="out")
+    ring = Buffer(name="ring", buffer="ring_buf", stage_bytes=1024, pipeline_config=async_pipeline(2))
+    loop, every = ScheduleStageType.Loop, Every(period=2, start=1)
+    steps = [(src, ScheduleStage.ConsumerWork, ScheduleStageType.Head, LoopGuard.Always, "load"),
+             (ring, ScheduleStage.ConsumerWait, loop, LoopGuard.Always, None),
+             (ring, ScheduleStage.ConsumerWork, loop, LoopGuard.Always, "read"),
+             (ring, ScheduleStage.ConsumerRelease, loop, every, None),
+             (ring, ScheduleStage.ConsumerRelease, loop, every, None),
+             (out, ScheduleStage.ProducerWork, ScheduleStageType.Tail, LoopGuard.Always, "store")]
+    task = Task(name="C", src_resources=[src, ring], dst_resources=[out], warp_idx=0, num_warps=1,
+                schedule=ScheduleResult(schedule_list=steps, loop_start=0, loop_end=4, loop_step=1))
+    (consumer,) = task_steps([task])
+    names = [f"{s['resource']}_{s['stage']}" for n in trips for s in consumer.tile(n)]
+    placed = place(consumer, [(32 * i, 32 * i + 16, name) for i, name in enumerate(names)])
+    per_tile = {}
+    for _, step in placed:
+        if step["section"] == "loop":
+            per_tile[step["tile"]] = max(per_tile.get(step["tile"], 0), step["iteration"] + 1)
+    assert [per_tile[t] for t in range(len(trips))] == trips
+    releases = {s["iteration"] for _, s in placed if s["stage"] == "ConsumerRelease" and s["tile"] == 0}
+    assert releases == set(range(1, trips[0], 2))

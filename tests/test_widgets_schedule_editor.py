@@ -7,6 +7,7 @@ import tslab
 from tslab.kernels import design
 from tslab.widgets import ScheduleEditor
 from tslab.widgets import schedule_ops as ops
+from tslab.widgets.schedule_code import schedule_code
 from tslab.widgets.schedule_editor import offered_stages
 
 STORE = [("smem_ring", "ConsumerAuxWork", "Head", "bind_read"), ("smem_ring", "ConsumerWait", "Loop", None),
@@ -114,3 +115,53 @@ def test_insert_controls_offer_choices_and_insert_at_the_end_of_the_section():
     [add] = [w for w in _walk(column) if isinstance(w, widgets.Button) and w.description == "insert"]
     add.click()
     assert editor.design.schedule("StoreTask")[-1] == ("smem_ring", "ConsumerWork", "Tail", "read_tile")
+
+
+GUARDED = [("ring", "ConsumerWait", "Loop", None), ("ring", "ConsumerWork", "Loop", "read"),
+           ("gmem_out", "ProducerWork", "Loop", "store", "when_true(ring.read.item)"),
+           ("ring", "ConsumerRelease", "Loop", None, "every(2, start=1)"), ("ring", "ConsumerRelease", "Tail", None)]
+
+
+def test_a_guarded_step_keeps_its_guard_where_it_moves_in_the_loop():
+    moved = ops.move("StoreTask", GUARDED, 3, "Loop", 0)
+    assert moved[0] == ("ring", "ConsumerRelease", "Loop", None, "every(2, start=1)")
+    assert ops.move("StoreTask", GUARDED, 2, "Loop", 9)[3] == GUARDED[2]
+    assert ops.move("StoreTask", GUARDED, 4, "Loop", 0)[0] == ("ring", "ConsumerRelease", "Loop", None)
+
+
+@pytest.mark.parametrize("section", ["Head", "Tail"])
+def test_a_guarded_step_does_not_leave_the_loop_without_its_guard(section):
+    with pytest.raises(tslab.DesignError, match=r"ring\.ConsumerRelease runs under every\(2, start=1\), which holds "
+                                                r"on loop trips only: it cannot move to " + section) as info:
+        ops.move("StoreTask", GUARDED, 3, section, 0)
+    assert info.value.where == "task 'StoreTask' step 3"
+    assert info.value.hint == ("move it within the Loop section; to run it once in " + section
+                               + " instead, delete it and insert the step there without a guard")
+
+
+def test_the_editor_refuses_to_drop_a_guard_and_keeps_the_design():
+    editor = ScheduleEditor(design("gemm_sm90"))
+    before = editor.design
+    assert not editor.move("MmaTask", 4, "Tail", 0)  # wgmma_drain on the last trip
+    assert editor.design is before and "runs under LastIter" in editor.error.message
+    assert editor.move("MmaTask", 4, "Loop", 0)
+    assert editor.design.schedule("MmaTask")[2] == ("smem_ab", "ConsumerWork", "Loop", "wgmma_drain", "LastIter")
+
+
+def test_code_view_writes_each_guard_as_schedule_code():
+    code = schedule_code("StoreTask", GUARDED, (0, 4, 1))
+    ast.parse(code)
+    assert "    with domain_loop(0, 4, 1) as loop:" in code
+    assert "        with when_true(item):  # ring.read.item\n            gmem_out.store()" in code
+    assert "        with loop.every(2, start=1):\n            ring.release()" in code
+    last = schedule_code("MmaTask", [("smem_ab", "ConsumerWork", "Loop", "wgmma_drain", "LastIter")])
+    assert "        with loop.last_iter():\n            smem_ab.wgmma_drain()" in last
+
+
+def test_the_guards_teaching_design_moves_its_batch_release_within_the_loop_only():
+    editor = ScheduleEditor(design("demo_guards", stages=2))
+    assert editor.move("StoreTask", 4, "Loop", 2)
+    assert editor.design.schedule("StoreTask")[2] == ("ring", "ConsumerRelease", "Loop", None, "every(2, start=1)")
+    assert editor.verdict.status == "SAFE"
+    assert not editor.move("StoreTask", 2, "Tail", 0)
+    assert editor.error.where == "task 'StoreTask' step 2" and "every(2, start=1)" in editor.error.message

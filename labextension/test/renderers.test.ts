@@ -58,6 +58,18 @@ describe('trace renderer: the replay player', () => {
     expect(node.querySelector('.tslab-fault-message')!.textContent).toMatch(/^RACE: /);
   });
 
+  it('names the guard that let a step run (demo_guards run to completion)', async () => {
+    const trace = fixture('trace_demo_guards.json');
+    const node = await render(new RenderedTrace({ mimeType: TRACE } as any), TRACE, trace);
+    const release = trace.steps.findIndex((s: any) => s.op?.stage === 'ConsumerRelease');
+    const slider = node.querySelector<HTMLInputElement>('input[type=range]')!;
+    slider.value = String(release);
+    slider.dispatchEvent(new Event('input'));
+    expect(node.querySelector('.tslab-player-caption')!.textContent).toBe(
+      `step ${release}: StoreTask ran ConsumerRelease(ring) (loop[3] iter 1 [every(2, start=1)])`
+    );
+  });
+
   it('plays to the end and stops', async () => {
     vi.useFakeTimers();
     const node = await render(new RenderedTrace({ mimeType: TRACE } as any), TRACE, fixture('trace_demo_deadlock.json'));

@@ -20,6 +20,8 @@ describe('schemas shared with the Python side', () => {
   it.each([
     ['trace', 'trace_demo_deadlock.json'],
     ['trace', 'trace_demo_race.json'],
+    ['trace', 'trace_demo_guards.json'],
+    ['verdict', 'verdict_demo_guards.json'],
     ['verdict', 'verdict_gemm_sm90.json'],
     ['verdict', 'verdict_demo_deadlock.json'],
     ['design', 'design_gemm_sm90.tslab.json'],

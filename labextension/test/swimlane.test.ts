@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSwimlane, neighbourMove, stageItems, swimlaneRows, type MoveRequest } from '../src/views/swimlane';
+import { createSwimlane, guardText, neighbourMove, stageItems, swimlaneRows, type MoveRequest } from '../src/views/swimlane';
 import type { ScheduleRow } from '../src/views/types';
 import { fixture } from './helpers';
 
@@ -88,5 +88,46 @@ describe('the swimlane', () => {
     expect(neighbourMove(steps, firstLoop, -1)).toEqual({ section: 'head', to_index: 1e6 });
     expect(neighbourMove(steps, lastLoop, 1)).toEqual({ section: 'tail', to_index: 0 });
     expect(neighbourMove(steps, firstHead, -1)).toBeNull();
+  });
+});
+
+describe('the swimlane of guarded steps (demo_guards)', () => {
+  const guards = fixture('verdict_demo_guards.json');
+
+  it('draws each guard on its block and says in its title when the step runs', () => {
+    const store = lanes(createSwimlane(guards.schedule, { tasks: guards.tasks }))[1];
+    expect(texts(store, 'loop')).toEqual([
+      'ring wait k',
+      'ring read',
+      'gmem_out store when_true(ring.read.item)',
+      'ring release every(2, start=1)',
+      'ring release every(2, start=1)'
+    ]);
+    const [storeStep, release] = [...store.querySelectorAll<HTMLElement>('.tslab-step-guarded')];
+    expect(storeStep.dataset.guard).toBe('when_true(ring.read.item)');
+    expect(storeStep.title).toContain('only when ring.read.item is true (a runtime value: TS checks both): when_true(ring.read.item)');
+    expect(release.title).toContain('StoreTask loop step 3: ring.ConsumerRelease, only on trips 1, 3, 5, ...: every(2, start=1)');
+    expect(store.querySelectorAll('.tslab-step-guarded .tslab-step-guard')).toHaveLength(3);
+  });
+
+  it('gives no item to the steps of a counter that does not advance on every trip', () => {
+    const store = lanes(createSwimlane(guards.schedule))[1];
+    const release = store.querySelector<HTMLElement>('.tslab-step[data-counter="release"]')!;
+    expect(release.querySelector('.tslab-step-item')).toBeNull();
+    expect(release.title).not.toContain('on item');
+    const row = (index: number, stage: string, guard: string): ScheduleRow => ({ task: 't', section: 'loop', index, resource: 'r', stage, label: null, guard });
+    const steps = [row(0, 'ConsumerWait', 'Always'), row(1, 'ConsumerRelease', 'every(2)'), row(2, 'ConsumerRelease', 'Always')];
+    expect(steps.map(s => stageItems(steps).get(s))).toEqual(['k', undefined, undefined]);
+  });
+
+  it('says when each kind of guard runs', () => {
+    expect(['FirstIter', 'LastIter', 'every(1)', 'every(3)', 'every(2, start=1)', 'when_false(#1)'].map(guardText)).toEqual([
+      'on the first trip only',
+      'on the last trip only',
+      'on every trip',
+      'on trips 0, 3, 6, ...',
+      'on trips 1, 3, 5, ...',
+      'when #1 is false (a runtime value: TS checks both)'
+    ]);
   });
 });

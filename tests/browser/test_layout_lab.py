@@ -2,7 +2,8 @@
 
 One generated notebook shows a Studio (its editor tabs and its GPU tab), a ReplayPlayer of a deadlock, a BenchPanel,
 the SweepChart of tutorial 08's recorded GEMM sweep, a Studio of the Blackwell GEMM, whose memory map has a TMEM
-map beside the SMEM one, and a Studio of the ping-pong Hopper GEMM (the lanes of a persistent schedule).
+map beside the SMEM one, a Studio of the ping-pong Hopper GEMM (the lanes of a persistent schedule) and one of
+the loop-guards teaching design (steps labelled every(2, start=1) and when_true(ring.read.item)).
 Screenshots of each width go to ``test-artifacts/layout-<part>-<width>.png``.
 """
 
@@ -27,12 +28,15 @@ CELLS = [
     "SweepChart(SweepResult.load('data/h200_gemm_sweep.jsonl'), x='smem_bytes', y='tflops')",
     "Studio(design('gemm_sm100'))",
     "from tslab.kernels import gemm_sm90\nStudio(gemm_sm90.design(**gemm_sm90.PINGPONG))",  # persistent: long lanes
+    "Studio(design('demo_guards'))",  # guard labels on the blocks
 ]
 STUDIO = ".tslab-studio >> nth=0"
 #: The memory map of the Blackwell GEMM's Studio (the notebook's second Studio).
 TMEM_MAP = ".tslab-studio >> nth=1 >> .tslab-widget-layout"
 #: The ping-pong GEMM's Studio: a persistent schedule's swimlane, work-queue steps and a last-trip step included.
 PINGPONG = ".tslab-studio >> nth=2"
+#: The loop-guards teaching design's Studio.
+GUARDS = ".tslab-studio >> nth=3"
 
 
 def _put_notebook(lab: str, name: str) -> None:
@@ -88,9 +92,13 @@ def _fit(lab, page) -> None:
         problems += _check(page, ".tslab-sweep-chart", "sweep", width)
         problems += _check(page, TMEM_MAP, "studio-tmem", width)
         problems += _check(page, PINGPONG, "studio-pingpong", width)
+        problems += _check(page, GUARDS, "studio-guards", width)
         ticks = blackwell.locator(".tslab-map").nth(1).locator(".tslab-tick").all_text_contents()
         if ticks[-1:] != ["512 columns"]:
             problems.append(f"{width} studio-tmem: the TMEM map's last tick is {ticks[-1:]}, not 512 columns")
+    guards = [t.strip() for t in page.locator(GUARDS).first.locator(".tslab-step-guard").all_inner_texts()]
+    if guards != ["when_true(ring.read.item)", "every(2, start=1)", "every(2, start=1)"]:
+        problems.append(f"studio-guards: the swimlane's guard labels are {guards}")
     if spaces != ["SMEM: 213,108 / 232,448 bytes", "TMEM: 512 / 512 columns of 128 lanes"]:
         problems.append(f"studio-tmem: the maps are headed {spaces}")
     if bench.locator(".tslab-bench-status", has_text="No GPU here").count():

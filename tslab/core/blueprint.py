@@ -17,6 +17,7 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..errors import DesignError, did_you_mean, one_line
 from . import pipeline_groups
+from .guards import Conditions
 from .steps import steps_to_legacy
 
 #: TS's default capacities (TaskManager._DEFAULT_*): SMEM bytes per block on sm_90/sm_100, TMEM columns.
@@ -42,6 +43,14 @@ class Blueprint:
     tmem_capacity_columns: int | None = None
     dma_consumer_release_labels: dict[Any, Any] | None = None
     assume_pdl_wait_completed: bool = False
+    _conditions: Conditions | None = field(default=None, init=False, repr=False, compare=False)
+
+    def conditions(self) -> Conditions:
+        """The runtime conditions (``when_true``/``when_false``) of the tasks by name, read once: from the tasks as
+        built, before any schedule edit, so that every edit and every view names a condition alike."""
+        if self._conditions is None:
+            self._conditions = Conditions.of(self.tasks)
+        return self._conditions
 
     def resources(self) -> dict[str, Any]:
         """Every resource by name, in task order, then graph order."""
@@ -133,7 +142,7 @@ def apply_schedule(bp: Blueprint, task_name: str, steps: tuple) -> None:
     reader before its writer, or drops a writer, is TS's own slot-routing error, not a silently stale value.
     """
     old = bp.task(task_name)
-    legacy = steps_to_legacy(steps, _schedule_targets(bp), task=task_name)
+    legacy = steps_to_legacy(steps, _schedule_targets(bp), bp.conditions(), task=task_name)
     result = ScheduleResult(
         schedule_list=legacy, slot_routing=old.slot_routing, constexpr_work_kwargs=old.constexpr_work_kwargs,
         loop_start=old.domain_start, loop_end=old.domain, loop_step=old.step, unroll=old.unroll,
@@ -229,6 +238,7 @@ def allocate(bp: Blueprint, smem_groups: list, tmem_groups: list) -> tuple[SmemA
 def lower(bp: Blueprint, *, pipelines: dict[str, dict[str, Any]], schedules: dict[str, tuple],
           alias_groups: list | None, tmem_alias_groups: list | None = None) -> Lowered:
     """Apply overrides to a fresh blueprint and lay out its memory."""
+    bp.conditions()  # named from the kernel's own schedules, before the edits
     for resource, fields in pipelines.items():
         apply_pipeline(bp, resource, fields)
     for task, steps in schedules.items():

@@ -226,7 +226,8 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
                                 _HINTS["schedule"]))
         try:
             result = run_checker(bp.tasks, max_states=max_states, record=True, strategy=strategy,
-                                 progress=progress, assume_pdl_wait_completed=bp.assume_pdl_wait_completed)
+                                 progress=progress, assume_pdl_wait_completed=bp.assume_pdl_wait_completed,
+                                 conditions=bp.conditions())
         except Exception as exc:
             result = CheckerResult(verdict="not-run", max_states=max_states, strategy=strategy)
             errors.append(Issue("schedule", "exhaustive checker", one_line(exc),
@@ -245,10 +246,12 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
     errors.extend(checker_issues)
     errors = under_assumption(errors, bp.tasks)
     smem, tmem = lowered.smem_allocator, lowered.tmem_allocator
-    counterexample = trace_from_result(bp.tasks, result, getattr(design, "kernel", "design"))
+    counterexample = trace_from_result(bp.tasks, result, getattr(design, "kernel", "design"),
+                                       conditions=bp.conditions())
     layout = layout_table(smem, tmem)
     return Verdict(
-        design=design, errors=errors, layout=layout, schedule=schedule_table(bp.tasks), tasks=task_rows(bp.tasks),
+        design=design, errors=errors, layout=layout, schedule=schedule_table(bp.tasks, bp.conditions()),
+        tasks=task_rows(bp.tasks),
         checker=result, report=out.getvalue(), smem_total=smem.total if smem else 0, smem_capacity=capacity,
         tmem_total=tmem.total if tmem else 0, tmem_capacity=tmem_capacity,
         barrier_bytes=smem.barrier_smem_bytes if smem else 0, alias_savings=alias_savings(layout, smem),

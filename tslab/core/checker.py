@@ -17,13 +17,10 @@ from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling.resources import WorkQueue
-from cutlass.experimental.task_scheduling.task_manager import (
-    _collect_opaque_keys,
-    _format_opaque_assignment,
-    _opaque_assignments,
-)
+from cutlass.experimental.task_scheduling.task_manager import _collect_opaque_keys, _opaque_assignments
 
 from . import search
+from .guards import Conditions
 from .output import captured_stdout
 from .trace import internals_ok, recording
 
@@ -91,15 +88,19 @@ class CheckerResult:
         return text
 
 
-def planned_runs(tasks: list[Any], *, assume_pdl_wait_completed: bool = False) -> list[CheckerRun]:
-    """The checker runs ``TaskManager._exhaustive_aliasing_races`` would make for these tasks."""
+def planned_runs(tasks: list[Any], *, assume_pdl_wait_completed: bool = False,
+                 conditions: Conditions | None = None) -> list[CheckerRun]:
+    """The checker runs ``TaskManager._exhaustive_aliasing_races`` would make for these tasks: one per assignment
+    of the runtime conditions TS enumerates (each named as ``conditions`` names it, by default as in ``tasks``),
+    and one more per assignment for skipped work tiles."""
+    conditions = Conditions.of(tasks) if conditions is None else conditions
     persistent = any(isinstance(r, WorkQueue) for t in tasks for r in (*t.src_resources, *t.dst_resources))
     num_tiles = 2 if persistent else 1
     assignments = _opaque_assignments(_collect_opaque_keys(tasks))
     skip = any(getattr(t, "skip_if", None) is not None for t in tasks)
     runs = []
     for assignment in assignments:
-        label = _format_opaque_assignment(assignment) if len(assignments) > 1 else ""
+        label = conditions.assignment(assignment) if len(assignments) > 1 else ""
         runs.append(CheckerRun(num_tiles, False, assignment, label, assume_pdl_wait_completed))
         if skip:
             runs.append(CheckerRun(num_tiles, True, assignment, (label + ", " if label else "") + "skipped tile",
@@ -128,13 +129,14 @@ def _pdl_record(p: Any) -> dict[str, Any]:
 
 def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True, record: bool = False,
                 assume_pdl_wait_completed: bool = False, strategy: str = "ts",
-                progress: Any = None) -> CheckerResult:
+                progress: Any = None, conditions: Conditions | None = None) -> CheckerResult:
     """Run every planned checker pass until one is unsafe; sums states over the passes run.
 
     With ``record=True`` each pass is recorded (:mod:`tslab.core.trace`); ``recording`` keeps the failing
     pass's recording (the first pass's when all are safe), from which
     :func:`tslab.core.replay.trace_from_result` rebuilds the counterexample. ``verbose`` lets TS's own search
-    print its report (``strategy="ts"``); ``progress(states, queued)`` hears from the reduced search.
+    print its report (``strategy="ts"``); ``progress(states, queued)`` hears from the reduced search;
+    ``conditions`` names the runtime conditions in each run's label.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy={strategy!r} is not one of {STRATEGIES}")
@@ -143,7 +145,7 @@ def run_checker(tasks: list[Any], *, max_states: int, verbose: bool = True, reco
     total = CheckerResult(verdict="safe", max_states=max_states, strategy=strategy,
                           prover="ts" if strategy == "ts" else "reduced", ts_states=0 if strategy == "auto" else None)
     record = record and internals_ok()
-    runs = planned_runs(tasks, assume_pdl_wait_completed=assume_pdl_wait_completed)
+    runs = planned_runs(tasks, assume_pdl_wait_completed=assume_pdl_wait_completed, conditions=conditions)
     total.first_run = runs[0]
     for run in runs:
         rec = None

@@ -327,7 +327,7 @@ class Design:
                 "pipelines": _pipelines(resources),
                 "groups": list(bp.groups()),
                 "tasks": [t.name for t in bp.tasks],
-                "schedules": {t.name: steps_from_task(t) for t in bp.tasks},
+                "schedules": {t.name: steps_from_task(t, bp.conditions()) for t in bp.tasks},
                 "allocations": allocs,
                 "alias_groups": low.smem_alias_names,
                 "stages": {n: _offered_stages(r) for n, r in resources.items()},

@@ -48,18 +48,22 @@ class Explorer:
 
     def __init__(self, design: Any, *, run: int = 0) -> None:
         lowered = design.lower()
-        tasks = lowered.tasks
-        runs = planned_runs(tasks, assume_pdl_wait_completed=lowered.blueprint.assume_pdl_wait_completed)
-        if not 0 <= run < len(runs):
-            raise DesignError("input", "Explorer", f"run={run} is not one of the {len(runs)} planned runs",
-                              f"pass run=0..{len(runs) - 1}")
+        tasks, conditions = lowered.tasks, lowered.blueprint.conditions()
+        runs = planned_runs(tasks, assume_pdl_wait_completed=lowered.blueprint.assume_pdl_wait_completed,
+                            conditions=conditions)
+        #: What each planned run of the checker assumes (the runtime conditions' values, a skipped tile), by index.
+        self.runs: list[str] = [r.context for r in runs]
+        if not isinstance(run, int) or isinstance(run, bool) or not 0 <= run < len(runs):
+            listed = "; ".join(f"{n}: {c}" for n, c in enumerate(self.runs) if c)
+            raise DesignError("input", "Explorer", f"run={run!r} is not one of the {len(runs)} planned runs",
+                              f"pass run=0..{len(runs) - 1}" + (f" ({listed})" if listed else ""))
         self.run = runs[run]
         with hook.recording(parents=False) as rec:  # the checker builds its context; one state is enough
             checker_call(tasks, self.run, max_states=1, early_exit=True)
         self.design = getattr(design, "kernel", "design")
         self._machine = hook.Machine(tasks, rec, skipped_tile=self.run.skipped_tile,
                                      num_tiles=self.run.num_tiles,
-                                     opaque_assignment=self.run.opaque_assignment)
+                                     opaque_assignment=self.run.opaque_assignment, conditions=conditions)
         self.tasks: list[str] = list(self._machine.task_names)
         self.reset()
 

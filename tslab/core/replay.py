@@ -17,6 +17,7 @@ from ..errors import DesignError, TslabError, one_line
 from . import search
 from . import trace as hook
 from .checker import STRATEGIES, CheckerResult, CheckerRun, planned_runs
+from .guards import Conditions
 from .trace_model import Entry, Fault, NextOp, Op, State, Step, Trace
 
 ENDINGS = ("deadlock", "race", "pdl-order", "complete")
@@ -66,7 +67,7 @@ class _Views:
     def __init__(self, machine: hook.Machine) -> None:
         self.ops = [[Op(*op) for op in ops] for ops in machine.ops]
         self.runnable = [[NextOp(op, "runnable") for op in ops] for ops in self.ops]
-        self.entries = [[Entry(e["task"], e["section"], e["index"], e["iteration"], e["tile"], e["part"])
+        self.entries = [[Entry(e["task"], e["section"], e["index"], e["iteration"], e["tile"], e["part"], e["guard"])
                          for e in entries] for entries in machine.entries]
 
 
@@ -134,10 +135,11 @@ def first_fault(res: Any, kind: str | None = None) -> Fault | None:
     return None
 
 
-def build(tasks: list[Any], run: CheckerRun, rec: hook.Recording, fault: Fault, design: str) -> Trace:
-    """The trace of one recorded run, ending in ``fault``'s state."""
+def build(tasks: list[Any], run: CheckerRun, rec: hook.Recording, fault: Fault, design: str,
+          conditions: Conditions | None = None) -> Trace:
+    """The trace of one recorded run, ending in ``fault``'s state (``conditions`` names the guards' conditions)."""
     machine = hook.Machine(tasks, rec, skipped_tile=run.skipped_tile, num_tiles=run.num_tiles,
-                           opaque_assignment=run.opaque_assignment)
+                           opaque_assignment=run.opaque_assignment, conditions=conditions)
     raw = walk(machine, hook.path_to(rec, fault.cursors))
     return Trace(design=design, tasks=list(machine.task_names), steps=lambda: views(machine, raw),
                  fault=fault, run=run.context)
@@ -172,7 +174,7 @@ def lingering_notes(tasks: list[Any], result: CheckerResult) -> dict[int, str]:
 
 
 def trace_from_result(tasks: list[Any], result: CheckerResult, design: str, *,
-                      complete: bool = False) -> Trace | None:
+                      complete: bool = False, conditions: Conditions | None = None) -> Trace | None:
     """The counterexample of an unsafe ``run_checker(..., record=True)`` result; for a safe one, ``None``, or
     with ``complete=True`` a shortest run to completion (from the same recording, no second search)."""
     rec = result.recording
@@ -180,11 +182,11 @@ def trace_from_result(tasks: list[Any], result: CheckerResult, design: str, *,
         return None
     if result.failed_run is not None and result.raw is not None:
         fault = first_fault(result.raw)
-        return None if fault is None else build(tasks, result.failed_run, rec, fault, design)
+        return None if fault is None else build(tasks, result.failed_run, rec, fault, design, conditions)
     if not complete or result.verdict != "safe" or rec.context is None:
         return None
     run = result.first_run or planned_runs(tasks)[0]
-    return build(tasks, run, rec, complete_fault(hook.complete_cursors(rec)), design)
+    return build(tasks, run, rec, complete_fault(hook.complete_cursors(rec)), design, conditions)
 
 
 @contextlib.contextmanager
@@ -231,8 +233,9 @@ def trace(design: Any, to: str | None = None, *, max_states: int = 1_000_000, st
         raise DesignError("input", "trace", f"strategy={strategy!r} is not a checker strategy",
                           "use strategy='auto' (default), 'reduced' or 'ts'")
     lowered = design.lower()
-    tasks, name = lowered.tasks, design.kernel
-    runs = planned_runs(tasks, assume_pdl_wait_completed=lowered.blueprint.assume_pdl_wait_completed)
+    tasks, name, conditions = lowered.tasks, design.kernel, lowered.blueprint.conditions()
+    runs = planned_runs(tasks, assume_pdl_wait_completed=lowered.blueprint.assume_pdl_wait_completed,
+                        conditions=conditions)
     limit_hit = False
     safe_first: tuple[Any, hook.Recording] | None = None
     for n, run in enumerate(runs):
@@ -245,12 +248,12 @@ def trace(design: Any, to: str | None = None, *, max_states: int = 1_000_000, st
             safe_first = (res, rec) if n == 0 else safe_first
             continue
         if to is None or fault.kind == to:
-            return build(tasks, run, rec, fault, name)
+            return build(tasks, run, rec, fault, name, conditions)
         if strategy == "ts":  # another fault stopped TS's search: search the whole run
             res, rec = _searched(tasks, run, max_states, strategy, early_exit=False)
         fault = first_fault(res, to)
         if fault is not None:
-            return build(tasks, run, rec, fault, name)
+            return build(tasks, run, rec, fault, name, conditions)
     if to in (None, "complete") and runs:
         res, rec = safe_first or _searched(tasks, runs[0], max_states, strategy, early_exit=False)
         limit_hit |= bool(res.hit_state_limit)
@@ -258,7 +261,7 @@ def trace(design: Any, to: str | None = None, *, max_states: int = 1_000_000, st
             cursors = hook.complete_cursors(rec)
             key = hook.cursor_key(rec, cursors)
             if key in rec.parent or key == 0:
-                return build(tasks, runs[0], rec, complete_fault(cursors), name)
+                return build(tasks, runs[0], rec, complete_fault(cursors), name, conditions)
     what = {"complete": "no interleaving runs to completion",
             None: "the checker found neither a fault nor a run to completion"}.get(to, f"the checker finds no {to}")
     limit = f" within max_states={max_states}" if limit_hit else ""

@@ -1,8 +1,9 @@
 """The plain schedule-step form tslab edits, and its mapping to and from TS's legacy schedule tuples.
 
 A step is ``(resource, stage, section, label)`` with names as strings, for example
-``("smem", "ConsumerWait", "Loop", None)``; a step with a loop guard other than ``Always`` carries it
-as a fifth element: ``("out", "ProducerWork", "Loop", "write", "LastIter")``.
+``("smem", "ConsumerWait", "Loop", None)``; a loop step with a guard other than ``Always`` carries it as a fifth
+element in the plain form of :mod:`tslab.core.guards`: ``("out", "ProducerWork", "Loop", "write", "LastIter")``,
+``("ring", "ConsumerRelease", "Loop", None, "every(2, start=1)")``, ``(..., "when_true(ring.read.item)")``.
 """
 
 from __future__ import annotations
@@ -10,15 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from cutlass.experimental.task_scheduling.enums import LoopGuard, ScheduleStage, ScheduleStageType
+from cutlass.experimental.task_scheduling.enums import ScheduleStage, ScheduleStageType
 
 from ..errors import DesignError, did_you_mean
+from . import guards
+from .guards import ALWAYS, Conditions
 
 Step = tuple  # (resource, stage, section, label) or (resource, stage, section, label, guard)
 
 STAGES: tuple[str, ...] = tuple(s.name for s in ScheduleStage)
 SECTIONS: tuple[str, ...] = ("Head", "Loop", "Tail")
-GUARDS: tuple[str, ...] = tuple(g.name for g in LoopGuard)
 WORK_STAGES: frozenset[str] = frozenset(
     {"ConsumerWork", "ProducerWork", "ConsumerAuxWork", "ProducerAuxWork"}
 )
@@ -29,10 +31,10 @@ CONSUMER_STAGES: tuple[str, ...] = ("ConsumerTryWait", "ConsumerWait", "Consumer
 
 
 def make_step(resource: str, stage: str, section: str = "Loop", label: str | None = None,
-              guard: str = "Always") -> Step:
+              guard: str = ALWAYS) -> Step:
     """A step in canonical form: four elements, five only when the guard is not ``Always``."""
     base = (resource, stage, section, label)
-    return base if guard == "Always" else (*base, guard)
+    return base if guard == ALWAYS else (*base, guard)
 
 
 def normalize_step(step: Any, *, where: str) -> Step:
@@ -43,7 +45,7 @@ def normalize_step(step: Any, *, where: str) -> Step:
     resource, stage, *rest = step
     section = rest[0] if len(rest) > 0 else "Loop"
     label = rest[1] if len(rest) > 1 else None
-    guard = rest[2] if len(rest) > 2 else "Always"
+    guard = rest[2] if len(rest) > 2 else ALWAYS
     if not isinstance(resource, str):
         raise DesignError("input", where, f"resource={resource!r} is not a resource name",
                           "name the resource by its string name, e.g. 'smem'")
@@ -53,8 +55,10 @@ def normalize_step(step: Any, *, where: str) -> Step:
     if section not in SECTIONS:
         raise DesignError("input", where, f"section={section!r} is not a schedule section",
                           did_you_mean(str(section), SECTIONS))
-    if guard not in GUARDS:
-        raise DesignError("input", where, f"guard={guard!r} is not a TS LoopGuard", did_you_mean(str(guard), GUARDS))
+    guard = guards.canonical(guard, where=where)
+    if guard != ALWAYS and section != "Loop":
+        raise DesignError("input", where, f"guard={guard!r} on a {section} step: TS guards run on loop trips only",
+                          "keep the guarded step in the Loop section, or drop its guard to run it once")
     if label is not None and not isinstance(label, str):
         raise DesignError("input", where, f"label={label!r} is not a string",
                           "give the work method's name, e.g. 'load', or None")
@@ -73,26 +77,30 @@ def normalize_steps(task: str, steps: Iterable[Any]) -> tuple[Step, ...]:
     return out
 
 
-def steps_from_task(task: Any) -> list[Step]:
-    """Read a TS Task's expanded head/loop/tail lists back into plain steps."""
+def steps_from_task(task: Any, conditions: Conditions) -> list[Step]:
+    """Read a TS Task's expanded head/loop/tail lists back into plain steps (``conditions`` names the runtime
+    conditions its guards test)."""
     out: list[Step] = []
     for section, entries in (("Head", task.head_schedule_list), ("Loop", task.loop_schedule_list),
                              ("Tail", task.tail_schedule_list)):
         for entry in entries:  # head/tail: (res, stage, call, label); loop: (res, stage, call, guard, label)
             res, stage, label = entry[0], entry[1], entry[-1]
-            guard = entry[3].name if len(entry) == 5 and entry[3] is not None else "Always"
+            guard = guards.text(entry[3], conditions) if len(entry) == 5 else ALWAYS
             out.append(make_step(res.name, stage.name, section, label, guard))
     return out
 
 
-def steps_to_legacy(steps: Sequence[Step], resources: dict[str, Any], *, task: str) -> list[tuple]:
-    """Map plain steps to TS legacy schedule tuples ``(res, stage, section, guard, label)``."""
+def steps_to_legacy(steps: Sequence[Step], resources: dict[str, Any], conditions: Conditions, *,
+                    task: str) -> list[tuple]:
+    """Map plain steps to TS legacy schedule tuples ``(res, stage, section, guard, label)``; a ``when_true`` or
+    ``when_false`` guard names one of ``conditions``."""
     legacy = []
     for i, step in enumerate(steps):
         name, stage, section, label = step[:4]
-        guard = step[4] if len(step) > 4 else "Always"
+        where = f"task '{task}' step {i}"
+        guard = guards.to_ts(step[4] if len(step) > 4 else ALWAYS, conditions, where=where)
         if name not in resources:
-            raise DesignError("input", f"task '{task}' step {i}", f"resource={name!r} is not in this design",
+            raise DesignError("input", where, f"resource={name!r} is not in this design",
                               did_you_mean(name, sorted(resources)))
-        legacy.append((resources[name], ScheduleStage[stage], ScheduleStageType[section], LoopGuard[guard], label))
+        legacy.append((resources[name], ScheduleStage[stage], ScheduleStageType[section], guard, label))
     return legacy

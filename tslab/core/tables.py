@@ -7,6 +7,8 @@ from typing import Any
 import pandas as pd
 from cutlass.experimental.task_scheduling.memory import _MBARRIER_ALIGNMENT, _align_up
 
+from . import guards
+
 LAYOUT_COLUMNS = ["name", "space", "offset", "size", "end", "alignment", "alias_group", "phase"]
 SCHEDULE_COLUMNS = ["task", "section", "index", "resource", "stage", "label", "guard"]
 
@@ -52,14 +54,16 @@ def alias_savings(layout: pd.DataFrame, allocator: Any, space: str = "smem") -> 
     return int(layout.loc[layout["space"] == space, "size"].sum()) - allocator.total
 
 
-def schedule_table(tasks: list[Any]) -> pd.DataFrame:
-    """One row per step of every task's head, loop and tail lists, as TS expanded them."""
+def schedule_table(tasks: list[Any], conditions: guards.Conditions | None = None) -> pd.DataFrame:
+    """One row per step of every task's head, loop and tail lists, as TS expanded them; ``guard`` in the plain form
+    of :mod:`tslab.core.guards` (``conditions`` names the runtime conditions; by default those of ``tasks``)."""
+    conditions = guards.Conditions.of(tasks) if conditions is None else conditions
     rows = []
     for task in tasks:
         for section, entries in (("head", task.head_schedule_list), ("loop", task.loop_schedule_list),
                                  ("tail", task.tail_schedule_list)):
             for index, entry in enumerate(entries):
-                guard = entry[3].name if len(entry) == 5 and entry[3] is not None else "Always"
+                guard = guards.text(entry[3], conditions) if len(entry) == 5 else guards.ALWAYS
                 rows.append({"task": task.name, "section": section, "index": index, "resource": entry[0].name,
                              "stage": entry[1].name, "label": entry[-1], "guard": guard})
     frame = pd.DataFrame(rows, columns=SCHEDULE_COLUMNS)

@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
+from cutlass.experimental.task_scheduling.enums import Every, OpaqueCondition
 
 from ..errors import TslabError
+from . import guards
 
 SUPPORTED = "4.8."
 _USED = (  # every private name of the checker this module reads
@@ -170,7 +172,7 @@ class Machine:
     """The checker's own step, enabledness, deadlock and race functions over one checker run's context."""
 
     def __init__(self, tasks: list[Any], rec: Recording, *, skipped_tile: bool, num_tiles: int,
-                 opaque_assignment: dict | None) -> None:
+                 opaque_assignment: dict | None, conditions: guards.Conditions | None = None) -> None:
         if rec.context is None or rec.tracker is None:
             raise TslabError("trace: the recorded checker run built no context; "
                              "it must run on at least one task")
@@ -185,13 +187,14 @@ class Machine:
         self.credit_names = [f"{self.names.get(rid, rid)}[{stage}]"
                              for rid, stage in (ctx.credit_key_order[i] for i in self.credit_slots)]
         self._expansion = (skipped_tile, num_tiles, opaque_assignment)
+        self.conditions = guards.Conditions.of(tasks) if conditions is None else conditions
         self.views: Any = None  # public Op/Entry objects, built by tslab.core.replay on first use
 
     @functools.cached_property
     def entries(self) -> list[list[dict[str, Any]]]:
         """Per task and checker cursor: the user's schedule entry that step comes from."""
         ctx = self.context
-        out = [_entry_map(t, *self._expansion) for t in self.tasks]
+        out = [_entry_map(t, *self._expansion, self.conditions) for t in self.tasks]
         for ti, entries in enumerate(out):
             if len(entries) != ctx.schedule_lens[ti]:
                 raise CheckerInternalsError(
@@ -292,20 +295,24 @@ class Machine:
         return self.ops[task_idx][cursor]
 
 
-def _entry_map(task: Any, skipped_tile: bool, num_tiles: int, opaque_assignment: dict | None) -> list[dict]:
-    """Where each of the checker's steps of ``task`` comes from in the user's head/loop/tail lists."""
+def _entry_map(task: Any, skipped_tile: bool, num_tiles: int, opaque_assignment: dict | None,
+               conditions: guards.Conditions) -> list[dict]:
+    """Where each of the checker's steps of ``task`` comes from in the user's head/loop/tail lists, and the guard
+    that let a loop step run (``None``: it runs on every trip)."""
     expanded = ec._expand_task_for_check(task, skipped_tile, opaque_assignment)
     lists = {"head": task.head_schedule_list, "loop": task.loop_schedule_list, "tail": task.tail_schedule_list}
     one_tile = []
     for entry, (section, index, iteration) in zip(expanded, _origins(task, expanded), strict=True):
         parts = ec._explode_sync_work([[entry]])[0]
-        label = lists[section][index][-1] or None
+        listed = lists[section][index]
+        label = listed[-1] or None
+        guard = guards.text(listed[3], conditions) if section == "loop" else guards.ALWAYS
         for n, part in enumerate(parts):
             phase = ec._entry_consumer_work_phase(part)
             piece = phase.replace("cons_", "").replace("_", " ") if phase else \
                 f"{n + 1} of {len(parts)}" if len(parts) > 1 else None
             one_tile.append({"task": task.name, "section": section, "index": index, "iteration": iteration,
-                             "part": piece, "label": label})
+                             "part": piece, "label": label, "guard": None if guard == guards.ALWAYS else guard})
     return [{**e, "tile": tile} for tile in range(num_tiles) for e in one_tile]
 
 
@@ -365,9 +372,14 @@ def _same(listed: tuple, expanded: tuple) -> bool:
 
 
 def _tag_fits(guard: Any, tag: str) -> bool:
-    name = "Always" if guard is None else getattr(guard, "name", None)
+    """Whether a loop entry with ``guard`` is one ``expand_loop`` tags ``tag`` ("" always, "F" first trip, "L" last
+    trip, "P" periodic, "I" a runtime condition)."""
+    if tag == "P":
+        return isinstance(guard, Every)
+    if tag == "I":
+        return isinstance(guard, OpaqueCondition)
     want = {"": "Always", "F": "FirstIter", "L": "LastIter"}.get(tag)
-    return name == want if want else name not in ("Always", "FirstIter", "LastIter")
+    return want is not None and getattr(guard, "name", "Always" if guard is None else None) == want
 
 
 # -- footprints: what each checker step takes, gives and touches ------------------------------------------

@@ -38,7 +38,9 @@ class Entry:
     """Where a checker step comes from: the task's head/loop/tail list and index (as in ``Verdict.schedule``).
 
     ``iteration`` is the loop trip, ``tile`` the work tile (persistent kernels are checked over 2), ``part``
-    names the piece when the checker splits or doubles one work call (``"write phase"``, ``"1 of 2"``).
+    names the piece when the checker splits or doubles one work call (``"write phase"``, ``"1 of 2"``), ``guard``
+    the loop guard that let the step run on this trip (``"every(2, start=1)"``, ``"when_true(ring.read.item)"``;
+    ``None`` for a step that runs on every trip).
     """
 
     task: str
@@ -47,11 +49,14 @@ class Entry:
     iteration: int | None = None
     tile: int = 0
     part: str | None = None
+    guard: str | None = None
 
     def __str__(self) -> str:
         text = f"{self.section}[{self.index}]"
         if self.iteration is not None:
             text += f" iter {self.iteration}"
+        if self.guard:
+            text += f" [{self.guard}]"
         if self.tile:
             text += f" tile {self.tile}"
         return text + (f" ({self.part})" if self.part else "")
@@ -180,6 +185,7 @@ class Trace:
                                    "section": s.entry.section if s.entry else None,
                                    "index": s.entry.index if s.entry else None,
                                    "iteration": s.entry.iteration if s.entry else None,
+                                   "guard": s.entry.guard if s.entry else None,
                                    "part": s.entry.part if s.entry else None, "cursors": s.state.cursors}
             row.update({f"full:{k}": v for k, v in s.state.prod_credits.items()})
             row.update({f"empty:{k}": v for k, v in s.state.cons_credits.items()})
@@ -187,7 +193,7 @@ class Trace:
             row["pdl_wait"] = s.state.pdl_wait
             rows.append(row)
         # Whole numbers stay whole and a step without one (the start) shows <NA>, not a float NaN.
-        text = dict.fromkeys(("task", "op", "stage", "resource", "label", "section", "part"), "string")
+        text = dict.fromkeys(("task", "op", "stage", "resource", "label", "section", "guard", "part"), "string")
         return pd.DataFrame(rows).astype({"index": "Int64", "iteration": "Int64", **text})
 
     # -- views ---------------------------------------------------------------------------------------

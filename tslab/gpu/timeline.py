@@ -63,7 +63,8 @@ class TaskSteps:
                          if getattr(getattr(r, "pipeline_config", None), "advance_on_wait", False))
 
     def tile(self, trips: int) -> list[dict[str, Any]]:
-        """The marked steps of one work tile with ``trips`` loop trips."""
+        """The marked steps of one work tile with ``trips`` loop trips (a step under a runtime condition as TS
+        expands it without an assignment: ``when_true`` steps never run, ``when_false`` steps always)."""
         if trips not in self._tiles:
             self._tiles[trips] = [s for s in steps_for_trips(self.task, trips)
                                   if self.marked(s["resource"], s["stage"])]
@@ -71,7 +72,10 @@ class TaskSteps:
 
     @functools.cached_property
     def loop_length(self) -> int:
-        return max(1, len(self.tile(2)) - len(self.tile(1)))  # a steady trip: guards fire on the first or last
+        """The fewest marked steps one more trip adds, so that no trip count is ruled out by its length: a
+        ``LastIter`` step runs on the last trip only and an ``every(n)`` step on every n-th, so the shortest of
+        trips 1 to 8 is taken (one of them fires no ``every`` guard of a period of 2 or more)."""
+        return max(1, min(len(self.tile(t + 1)) - len(self.tile(t)) for t in range(1, 9)))
 
 
 def task_steps(tasks: list[Any], stages: set[str] | None = None, resources: set[str] | None = None) -> list[TaskSteps]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,12 +13,24 @@ from ..core.steps import Step
 #: ScheduleStage name -> the resource proxy method that records it (TS's own table, inverted).
 STAGE_METHODS: dict[str, str] = {stage.name: method for method, stage in _STANDARD_STAGE_METHODS.items()}
 _GUARD_BLOCKS = {"FirstIter": "loop.first_iter()", "LastIter": "loop.last_iter()"}
+_WHEN = re.compile(r"(when_(?:true|false))\((.+)\)")
 
 
 def _call(step: Step) -> str:
     resource, stage, _, label = step[:4]
     method = label if label and stage.endswith("Work") else STAGE_METHODS[stage]
     return f"{resource}.{method}()"
+
+
+def _guard_block(guard: str) -> str:
+    """The ``with`` block of a guard: ``loop.every(2, start=1)``; a runtime condition as the variable its work
+    call returns, named in a comment (``when_true(item):  # ring.read.item``)."""
+    if guard in _GUARD_BLOCKS:
+        return _GUARD_BLOCKS[guard] + ":"
+    when = _WHEN.fullmatch(guard)
+    if when:
+        return f"{when[1]}({_identifier(when[2].rsplit('.', 1)[-1])}):  # {when[2]}"
+    return f"loop.{guard}:"
 
 
 def _identifier(name: str) -> str:
@@ -29,7 +42,8 @@ def schedule_code(task: str, steps: Sequence[Step], loop: tuple[Any, Any, Any] =
     """Source of a ``@schedule`` function running ``steps``; ``loop`` is (start, end, step) of its domain loop.
 
     Data-flow arguments of work calls (``tma_load(row=row)``) are not part of a step list: add them back
-    where a work method takes inputs.
+    where a work method takes inputs, and bind the output a ``when_true``/``when_false`` block tests
+    (``item = ring.read()``).
     """
     resources = list(dict.fromkeys(_identifier(s[0]) for s in steps))
     fn = _identifier(task[:-4] if task.endswith("Task") and len(task) > 4 else task).lower() + "_schedule"
@@ -41,11 +55,11 @@ def schedule_code(task: str, steps: Sequence[Step], loop: tuple[Any, Any, Any] =
     lines += [f"    {_call(s)}" for s in head]
     if body:
         start, end, step = loop
-        uses_loop = any(len(s) > 4 for s in body)
+        uses_loop = any(len(s) > 4 and not _WHEN.fullmatch(s[4]) for s in body)
         lines.append(f"    with domain_loop({start}, {end}, {step})" + (" as loop:" if uses_loop else ":"))
         for s in body:
             if len(s) > 4:
-                lines.append(f"        with {_GUARD_BLOCKS.get(s[4], s[4])}:")
+                lines.append(f"        with {_guard_block(s[4])}")
                 lines.append(f"            {_call(s)}")
             else:
                 lines.append(f"        {_call(s)}")

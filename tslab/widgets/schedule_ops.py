@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..core.guards import ALWAYS
 from ..core.steps import SECTIONS, Step, make_step
 from ..errors import DesignError
 
@@ -26,9 +27,16 @@ def section_steps(steps: Sequence[Step], section: str) -> list[tuple[int, Step]]
     return [(i, s) for i, s in enumerate(steps) if s[2] == section]
 
 
-def with_section(step: Step, section: str) -> Step:
-    guard = step[4] if len(step) > 4 else "Always"
-    return make_step(step[0], step[1], section, step[3], guard if section == "Loop" else "Always")
+def with_section(task: str, index: int, step: Step, section: str) -> Step:
+    """``step`` (step ``index`` of ``task``) in ``section``, its guard kept: a guarded step stays in the loop."""
+    guard = step[4] if len(step) > 4 else ALWAYS
+    if guard != ALWAYS and section != "Loop":
+        raise DesignError("input", f"task '{task}' step {index}",
+                          f"{step[0]}.{step[1]} runs under {guard}, which holds on loop trips only: it cannot move to "
+                          f"{section}",
+                          f"move it within the Loop section; to run it once in {section} instead, delete it and "
+                          "insert the step there without a guard")
+    return make_step(step[0], step[1], section, step[3], guard)
 
 
 def _require_index(task: str, steps: Sequence[Step], index: int, *, allow_end: bool = False) -> None:
@@ -53,11 +61,12 @@ def _place(steps: list[Step], step: Step, to_index: int) -> list[Step]:
 
 
 def move(task: str, steps: Sequence[Step], index: int, to_section: str, to_index: int) -> list[Step]:
-    """Step ``index`` moved to position ``to_index`` of ``to_section`` (clamped to the section's ends)."""
+    """Step ``index`` moved to position ``to_index`` of ``to_section`` (clamped to the section's ends), with its
+    guard; a guarded step does not leave the loop (a ``DesignError`` says so)."""
     _require_index(task, steps, index)
     _require_section(task, to_section)
     rest = list(steps)
-    step = with_section(rest.pop(index), to_section)
+    step = with_section(task, index, rest.pop(index), to_section)
     return _place(rest, step, to_index)
 
 

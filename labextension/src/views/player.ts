@@ -31,6 +31,9 @@ export function entryText(entry: Entry | null | undefined): string {
   if (entry.iteration !== null && entry.iteration !== undefined) {
     text += ` iter ${entry.iteration}`;
   }
+  if (entry.guard) {
+    text += ` [${entry.guard}]`;
+  }
   if (entry.tile) {
     text += ` tile ${entry.tile}`;
   }

@@ -53,6 +53,29 @@ const PAIRING: Record<string, string> = {
   release: 'frees a slot for the acquires of'
 };
 
+const EVERY = /^every\((\d+)(?:, start=(\d+))?\)$/;
+const WHEN = /^when_(true|false)\((.+)\)$/;
+
+/** When a guarded step runs, in words: "on trips 1, 3, 5, ...", "when ring.read.item is true (TS checks both)". */
+export function guardText(guard: string): string {
+  if (guard === 'FirstIter') {
+    return 'on the first trip only';
+  }
+  if (guard === 'LastIter') {
+    return 'on the last trip only';
+  }
+  const every = EVERY.exec(guard);
+  if (every) {
+    const [period, start] = [Number(every[1]), Number(every[2] ?? 0)];
+    return period === 1 && start === 0 ? 'on every trip' : `on trips ${[0, 1, 2].map(i => start + i * period).join(', ')}, ...`;
+  }
+  const when = WHEN.exec(guard);
+  if (when) {
+    return `when ${when[2]} is ${when[1]} (a runtime value: TS checks both)`;
+  }
+  return `when ${guard}`;
+}
+
 /** `{task: steps}` in head, loop, tail order (tasks in the table's order). */
 export function swimlaneRows(schedule: ScheduleRow[]): Map<string, ScheduleRow[]> {
   const lanes = new Map<string, ScheduleRow[]>();
@@ -77,10 +100,13 @@ function term(coefficient: number, name: string, offset: number): string {
  * The pipeline item each step of one task refers to, by row: the n-th acquire, commit, wait or release of its
  * resource since the kernel began, counted over the head, `k` trips of the loop and, for the tail, all `n` trips.
  * Head steps get absolute items ("#0"), loop steps "k", "k-1", "2k+1", tail steps "n", "n-1"; work steps none.
+ * A counter with a guarded loop step does not advance by the same count on every trip: its loop and tail steps
+ * get no item.
  */
 export function stageItems(steps: ScheduleRow[]): Map<ScheduleRow, string> {
   const head = new Map<string, number>();
   const perTrip = new Map<string, number>();
+  const guarded = new Set<string>();
   const key = (row: ScheduleRow) => `${row.resource}\u0000${COUNTER[row.stage]}`;
   for (const row of steps) {
     if (!COUNTER[row.stage]) {
@@ -88,11 +114,14 @@ export function stageItems(steps: ScheduleRow[]): Map<ScheduleRow, string> {
     }
     const counts = row.section === 'head' ? head : row.section === 'loop' ? perTrip : null;
     counts?.set(key(row), (counts.get(key(row)) ?? 0) + 1);
+    if (row.section === 'loop' && row.guard !== 'Always') {
+      guarded.add(key(row));
+    }
   }
   const seen = new Map<string, number>();
   const items = new Map<ScheduleRow, string>();
   for (const row of steps) {
-    if (!COUNTER[row.stage]) {
+    if (!COUNTER[row.stage] || (row.section !== 'head' && guarded.has(key(row)))) {
       continue;
     }
     const k = `${row.section}\u0000${key(row)}`;
@@ -134,7 +163,7 @@ function laneTitle(task: string, info: TaskRow | undefined): HTMLElement {
 
 function blockTitle(row: ScheduleRow, item: string | undefined, task: string): string {
   const what = row.stage.endsWith('Work') ? `${row.stage}(${row.label ?? ''})` : row.stage;
-  const guard = row.guard !== 'Always' ? `, only when ${row.guard}` : '';
+  const guard = row.guard !== 'Always' ? `, only ${guardText(row.guard)}: ${row.guard}` : '';
   const of = item ? ` on item ${item}` : '';
   return `${task} ${row.section} step ${row.index}: ${row.resource}.${what}${of}${guard}`;
 }
@@ -142,13 +171,14 @@ function blockTitle(row: ScheduleRow, item: string | undefined, task: string): s
 function block(row: ScheduleRow, item: string | undefined, task: string, draggable: boolean): HTMLElement {
   const work = row.stage.endsWith('Work');
   const attrs: Record<string, string | number> = {
-    class: `tslab-step tslab-step-${work ? 'work' : COUNTER[row.stage] ?? 'other'}`,
+    class: `tslab-step tslab-step-${work ? 'work' : COUNTER[row.stage] ?? 'other'}${row.guard !== 'Always' ? ' tslab-step-guarded' : ''}`,
     style: `background:${STAGE_FILLS[row.stage] ?? WORK_FILL}`,
     title: blockTitle(row, item, task),
     'data-resource': row.resource,
     'data-counter': COUNTER[row.stage] ?? '',
     'data-section': row.section,
-    'data-index': row.index
+    'data-index': row.index,
+    'data-guard': row.guard
   };
   if (draggable) {
     attrs.draggable = 'true';
@@ -285,7 +315,7 @@ export function createSwimlane(schedule: ScheduleRow[], options: SwimlaneOptions
   const legend = h(
     'div',
     { class: 'tslab-swimlane-legend' },
-    'items: #i in the head, k on loop trip k, n after the last trip; hover a step for what it waits on',
+    'items: #i in the head, k on loop trip k, n after the last trip; a guarded step (every(2), when_true(...)) runs on some trips only; hover a step for what it waits on',
     options.onMove ? '; drag a step, or focus it and press Alt+Left/Right, to reorder' : ''
   );
   return h('div', { class: 'tslab-swimlane' }, grid, legend);

@@ -15,6 +15,8 @@ export interface Entry {
   iteration?: number | null;
   tile?: number;
   part?: string | null;
+  /** The loop guard that let the step run on this trip (`every(2, start=1)`); absent or null: every trip. */
+  guard?: string | null;
 }
 
 export interface NextOp {
@@ -84,6 +86,7 @@ export interface ScheduleRow {
   resource: string;
   stage: string;
   label: string | null;
+  /** `Always`, `FirstIter`, `LastIter`, `every(n)`, `every(n, start=s)`, `when_true(<condition>)` or `when_false(...)`. */
   guard: string;
 }
 
