@@ -163,3 +163,18 @@ def test_command_line_errors_name_the_place_and_the_fix(tmp_path, capsys, args, 
     assert main(["export", *args, "-o", str(tmp_path / "never_pkg")]) == 1
     assert capsys.readouterr().err.startswith(message)
     assert not (tmp_path / "never_pkg").exists()
+
+
+def test_a_list_of_designs_is_refused_with_the_dispatch_to_pass_instead(tmp_path):
+    designs = [gemm_sm90.design(**gemm_sm90.DECODE), gemm_sm90.design()]
+    with pytest.raises(GpuError, match=r"export to 'two_pkg': design=\[tslab.kernels.gemm_sm90.design\(.* is a "
+                                       r"list, not a tslab.Design or tslab.Dispatch; to export several designs of one "
+                                       r"GEMM in one package, pass a tslab.Dispatch of them: tslab.Dispatch\(\[\("
+                                       r"max_m, design_a\), \(None, design_b\)\]\)"):
+        export(designs, tmp_path / "two_pkg")
+    with pytest.raises(GpuError, match=r"design='gemm_sm90' is a str, .*; pass a design, e.g. "
+                                       r"tslab.Design\('gemm_sm90'\)"):
+        export("gemm_sm90", tmp_path / "name_pkg")
+    with pytest.raises(GpuError, match=r"design=None is a NoneType, .*; pass a tslab.Design"):
+        export(None, tmp_path / "none_pkg")
+    assert not list(tmp_path.iterdir())
