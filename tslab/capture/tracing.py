@@ -147,7 +147,8 @@ def _frontend_hint(frontend: Any, options: str) -> str:
     """What to try when a trace fails: the frontend and options are likelier culprits than the kernel."""
     if frontend is None:
         return ("if the kernel's authors compile it with another frontend or options (for example "
-                "cute.compile[cute.FrontendNext]), pass frontend=cute.FrontendNext and options=... to capture")
+                "cute.compile[cute.FrontendNext]), pass frontend=cute.FrontendNext and options=... to capture "
+                "(command line: --frontend FrontendNext --options '...')")
     return f"the trace used frontend={getattr(frontend, '__name__', frontend)} options={options!r}; check both"
 
 

@@ -67,6 +67,9 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
                         help="for a kernel.py::host_fn target: a host function argument (f16[1024,1024], stream, 128)")
     parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE",
                         help="a captured kernel's knob, re-traced before compiling (e.g. --knob ab_stages=5)")
+    from ..capture.cli import add_compile_arguments
+
+    add_compile_arguments(parser)
     return parser
 
 
@@ -118,7 +121,13 @@ def export_command(args: argparse.Namespace) -> int:
             raise TslabError(f"--tuned with {args.name!r}: --tuned takes a catalog kernel name, e.g. "
                              "'tslab export gemm_sm90 --tuned'; a saved dispatch JSON is exported without it")
         if is_target(args.name):
-            return _export_captured(args, capture_target(args.name, args.arg, arch=args.arch))
+            return _export_captured(args, capture_target(args.name, args.arg, arch=args.arch,
+                                                         frontend=args.frontend, options=args.options))
+        if args.frontend is not None or args.options:
+            given = "--frontend" if args.frontend is not None else "--options"
+            raise TslabError(f"export of '{args.name}': {given} applies to a kernel.py::host_fn target, whose "
+                             f"compile tslab traces; drop {given} for a catalog kernel or a JSON file (a saved "
+                             "captured design re-opens with its own frontend and options)")
         if args.name.endswith(".json"):
             design = _from_json(Path(args.name).read_text())
             if isinstance(design, Design) and design.is_captured:
