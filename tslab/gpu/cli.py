@@ -79,8 +79,39 @@ def _export_captured(args: argparse.Namespace, design: Any) -> int:
 
     path = export_captured(with_knobs(design, args.knob), args.output, arch=args.arch, force=args.force,
                            overwrite=args.force)
-    print(path)
+    print(exported(path))
     return 0
+
+
+def exported(path: Any) -> str:
+    """What ``tslab export`` says it wrote: the kernel, the arch, tslab.check's verdict (each design's, for a
+    dispatch), then the package folder and its files."""
+    from pathlib import Path
+
+    folder = Path(path)
+    meta = json.loads((folder / "design.json").read_text())
+    verdicts = [entry["verdict"] for entry in meta.get("designs", [meta])]
+    if "designs" in meta:
+        verdict = ", ".join(f"{v} ({span})" for v, span in zip(verdicts, _ranges(meta["dispatch"]), strict=True))
+        what = f"{meta['kernel']} (a dispatch of {len(verdicts)} design{'s' if len(verdicts) > 1 else ''} by M)"
+    else:
+        verdict, what = verdicts[0], meta["kernel"]
+    lines = [f"exported {what} for {meta['arch']}; tslab.check: {verdict}", f"{folder}/"]
+    lines += [f"  {p.name}" for p in sorted(folder.iterdir()) if p.name != "__pycache__"]
+    return "\n".join(lines)
+
+
+def _ranges(dispatch: dict[str, Any]) -> list[str]:
+    """Each rule's range of M in words, from a package's design.json (as ``Dispatch.ranges()`` says them)."""
+    key, low, out = dispatch["key"], 1, []
+    for rule in dispatch["rules"]:
+        bound = rule["max_m"]
+        if bound is None:
+            out.append(f"{key} >= {low}" if low > 1 else f"every {key}")
+        else:
+            out.append(f"{key} <= {bound}" if low == 1 else f"{low} <= {key} <= {bound}")
+            low = bound + 1
+    return out
 
 
 def _tuned(name: str) -> Any:
@@ -106,7 +137,7 @@ def _from_json(text: str) -> Any:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    """Run ``tslab export`` with parsed ``args``; prints the package path, returns the exit code."""
+    """Run ``tslab export`` with parsed ``args``; prints what it wrote (:func:`exported`), returns the exit code."""
     from pathlib import Path
 
     from ..build.targets import require_arch, require_gpu_kernel
@@ -159,7 +190,7 @@ def export_command(args: argparse.Namespace) -> int:
     except (TslabError, OSError) as exc:
         print(f"tslab export: {cli_message(exc)}", file=sys.stderr)
         return 1
-    print(path)
+    print(exported(path))
     return 0
 
 
