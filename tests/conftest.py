@@ -3,6 +3,7 @@ import os
 import tempfile
 
 import pytest
+from stop_on_sigterm import pytest_sessionstart  # noqa: F401  (a SIGTERM tears the fixtures down)
 
 # The GPU machine has no Jupyter stack: leave the widget and browser tests out there instead of failing to import.
 collect_ignore_glob = [] if importlib.util.find_spec("ipywidgets") and importlib.util.find_spec("plotly") else [
