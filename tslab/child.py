@@ -1,4 +1,4 @@
-"""What every "run it in a child process, report its crash" path shares: the capture trace's forked child
+"""What every "run it in a child process, report its crash" path shares: the capture trace's child
 (:mod:`tslab.capture.worker`) and the GPU's fresh and warm workers (:mod:`tslab.gpu.worker`, :mod:`tslab.gpu.warm`).
 
 A child's output goes to a file (:func:`output_to`) whose tail is quoted when it fails (:func:`tail`); what it
@@ -34,10 +34,13 @@ def error_record(exc: BaseException) -> dict[str, Any]:
             "text": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
 
 
-def output_to(out_path: str, err_path: str | None = None) -> None:
+def output_to(out_path: str, err_path: str | None = None, *, flush: bool = True) -> None:
     """This process's stdout and stderr (fds 1 and 2, C libraries' too) go to ``out_path`` (stderr to
-    ``err_path`` when given) from now on, and Python's ``sys.stdout``/``sys.stderr`` write through them."""
-    for stream in (sys.stdout, sys.stderr):
+    ``err_path`` when given) from now on, and Python's ``sys.stdout``/``sys.stderr`` write through them.
+
+    ``flush=False`` leaves the streams it replaces alone: in a fork of a Jupyter kernel they belong to threads
+    that do not exist there."""
+    for stream in (sys.stdout, sys.stderr) if flush else ():
         with contextlib.suppress(Exception):
             stream.flush()
     for fd, path in ((1, out_path), (2, err_path or out_path)):
@@ -132,6 +135,15 @@ class _Launcher:
 
 _LAUNCHER: _Launcher | None = None
 _LAUNCHER_LOCK = threading.Lock()
+
+
+def _forget_launcher() -> None:
+    """In a forked child: the launcher thread was the parent's (the child starts its own when it needs one)."""
+    global _LAUNCHER, _LAUNCHER_LOCK
+    _LAUNCHER, _LAUNCHER_LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_launcher)
 
 
 def popen_for_life(*args: Any, **kwargs: Any) -> subprocess.Popen:
