@@ -3,7 +3,6 @@ import os
 import tempfile
 
 import pytest
-from stop_on_sigterm import pytest_sessionstart  # noqa: F401  (a SIGTERM tears the fixtures down)
 
 #: Test modules that import tslab.widgets (ipywidgets, anywidget, plotly) or drive JupyterLab.
 JUPYTER_TESTS = ("test_widgets_*.py", "test_replay_widget.py", "test_swimlane.py", "browser/*")

@@ -58,3 +58,16 @@ def test_every_gpu_test_collects_with_the_runtime_dependencies_alone():
     # Only the widget's own GPU tests need the Jupyter stack.
     assert sorted(set(everything) - set(runtime_only)) == [t for t in everything if "test_widgets_" in t]
     assert set(runtime_only) <= set(everything)
+
+
+def test_where_nbval_is_installed_the_notebooks_still_run_under_it():
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("nbval") is None:
+        pytest.skip("nbval is not installed here")
+    out = _python("import sys, pytest; sys.exit(pytest.main(['notebooks/00_tour.ipynb', '--collect-only', '-q', "
+                  "'-p', 'no:cacheprovider']))", hide=False)
+    assert out.returncode == 0, out.stdout[-3000:]
+    assert "notebooks/00_tour.ipynb::Cell 0" in out.stdout

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,10 +33,10 @@ def test_runs_long(server):
 
 def test_sigterm_tears_the_session_fixtures_down(tmp_path):
     (tmp_path / "test_inner.py").write_text(textwrap.dedent(INNER))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "stop_on_sigterm", "-p", "no:cacheprovider",
-                            "-o", "addopts=", "-q", str(tmp_path / "test_inner.py")],
-                           cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    shutil.copy(Path(__file__).resolve().parents[1] / "conftest.py", tmp_path / "conftest.py")  # the hook under test
+    run = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:nbval", "-q",
+                            "--rootdir", str(tmp_path), str(tmp_path / "test_inner.py")],
+                           cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 60
         while not (tmp_path / "started").exists():

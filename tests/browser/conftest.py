@@ -1,7 +1,7 @@
 """One real JupyterLab for the browser tests: a fresh server on 127.0.0.1 serving a copy of the tutorials.
 
 Each test's kernels are shut down after it, and the server with any kernel left when the session ends, also when
-the run is stopped by SIGTERM (``tests/stop_on_sigterm.py``).
+the run is stopped by SIGTERM (the root ``conftest.py``).
 
 Needs Debian's ``chromium`` (``apt-get install chromium``), the ``playwright`` Python package and JupyterLab;
 each test is skipped with the reason when one is missing. Screenshots go to ``test-artifacts/`` (git-ignored).
