@@ -104,6 +104,7 @@ class ForkServer:
 
     def stop(self) -> None:
         self.conn.close()
+        self._log.close()
         if self.owner == os.getpid() and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(5)
