@@ -77,3 +77,40 @@ def test_knob_values_parse_and_name_their_option():
         {"ring_stages": 3, "store_via": "smem_o", "name": "x y", "dtype": "cutlass.Float16"}
     with pytest.raises(TslabError, match=r"--knob '1\+': not understood"):
         parse_knobs(["stages=1+"])
+
+
+def test_a_failed_trace_names_the_command_lines_frontend_and_options_flags(tmp_path, capsys):
+    from tslab.cli import main
+
+    kernel = tmp_path / "fails.py"
+    kernel.write_text("import cutlass.cute as cute\n\n\n@cute.jit\ndef host(dst: cute.Tensor):\n"
+                      "    raise ValueError('tile size 96 does not divide the row length')\n")
+    assert main(["check", f"{kernel}::host", "--arg", "f16[64]"]) == 2
+    err = capsys.readouterr().err
+    assert "pass frontend=cute.FrontendNext and options=... to capture (command line: --frontend FrontendNext " \
+           "--options '...')" in err
+
+
+def test_check_and_export_compile_a_kernel_file_with_its_authors_frontend_and_options(capsys):
+    from cutlass import cute
+
+    from tslab.cli import build_parser, main
+    from tslab.design_loading import load_design
+
+    target = f"{ring_copy.__file__}::ring_copy"
+    design = load_design(target, [], args=["f16[4,256]", "f16[4,256]", "2"], frontend="FrontendNext",
+                         options="--opt-level 2")
+    assert design.source.frontend is cute.FrontendNext and design.source.options == "--opt-level 2"
+    for command in (["check", target], ["export", target, "-o", "pkg"]):
+        args = build_parser().parse_args([*command, "--frontend", "cute.FrontendNext", "--options", "--opt-level 2"])
+        assert (args.frontend, args.options) == ("cute.FrontendNext", "--opt-level 2")
+    assert main(["check", target, "--arg", "f16[4,256]", "--arg", "f16[4,256]", "--arg", "2",
+                 "--frontend", "FrontendNext", "--options=--opt-level 2"]) == 0
+    assert "ring_copy: SAFE" in capsys.readouterr().out
+    assert main(["check", target, "--frontend", "Next"]) == 2
+    assert "--frontend 'Next': not a frontend of this CuTe DSL version; valid names are: 'FrontendNext'" in \
+        capsys.readouterr().err
+    assert main(["check", "tma_copy", "--options=--opt-level 2"]) == 2
+    assert "design 'tma_copy': --options applies to a kernel.py::host_fn target" in capsys.readouterr().err
+    assert main(["export", "tma_copy", "-o", "tma_pkg", "--frontend", "FrontendNext"]) == 1
+    assert "export of 'tma_copy': --frontend applies to a kernel.py::host_fn target" in capsys.readouterr().err

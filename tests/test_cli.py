@@ -48,6 +48,9 @@ def test_json_output_and_params(capsys):
     assert main(["check", "gemm_sm90", "--param", "stages=9", "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == "CAPACITY" and data["design"]["params"]["stages"] == 9
+    # as in a saved verdict's memory: used = data + barriers (no "smem_total", which read as the used total)
+    assert data["smem_used"] == data["smem_data"] + data["barrier_bytes"] > data["smem_capacity"]
+    assert "smem_total" not in data
 
 
 def test_design_json_file(tmp_path, capsys):
@@ -60,7 +63,10 @@ def test_design_json_file(tmp_path, capsys):
 
 def test_export_writes_a_gemm_package_for_every_shape(capsys, tmp_path):
     assert main(["export", "gemm_sm90", "-o", str(tmp_path / "gemm_pkg")]) == 0
-    assert capsys.readouterr().out.strip() == str(tmp_path / "gemm_pkg")
+    said = capsys.readouterr().out.splitlines()
+    assert said[:2] == ["exported gemm_sm90 for sm_90a; tslab.check: SAFE", f"{tmp_path / 'gemm_pkg'}/"]
+    assert said[2:] == [f"  {p.name}" for p in sorted((tmp_path / "gemm_pkg").iterdir())]
+    assert {"  VERDICT.txt", "  __init__.py", "  design.json", "  kernel.o", "  test_kernel.py"} <= set(said)
     assert json.loads((tmp_path / "gemm_pkg" / "design.json").read_text())["dynamic"] is True
 
 

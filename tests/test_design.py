@@ -107,3 +107,14 @@ def test_bad_edits_raise_design_errors_that_name_the_place(edit, where, match):
 def test_malformed_json_is_a_design_error(text):
     with pytest.raises(DesignError):
         Design.from_json(text)
+
+
+@pytest.mark.parametrize("field", ["advance_on_wait", "advance_on_acquire"])
+@pytest.mark.parametrize("value", [2.5, "x", 1])
+def test_a_boolean_pipeline_field_takes_only_true_or_false(field, value):
+    with pytest.raises(DesignError, match=rf"resource 'smem_ring' field '{field}': {field}={value!r} is not a boolean"
+                       rf"; nothing was applied\n  hint: give True or False, e.g. {field}=True") as info:
+        tma_copy.design().with_pipeline("smem_ring", **{field: value})
+    assert info.value.kind == "input"
+    edited = tma_copy.design().with_pipeline("smem_ring", **{field: True})
+    assert edited.pipelines()["smem_ring"][field] is True

@@ -31,6 +31,15 @@ def package(tmp_path_factory):
     return out
 
 
+def test_the_command_says_each_designs_verdict_by_its_range_and_the_files(package, capsys):
+    from tslab.gpu.cli import exported
+
+    said = exported(package).splitlines()
+    assert said[0] == ("exported gemm_sm90 (a dispatch of 3 designs by M) for sm_90a; tslab.check: SAFE (M <= 128), "
+                       "SAFE (129 <= M <= 256), SAFE (M >= 257)")
+    assert said[1] == f"{package}/" and {"  kernel_0.o", "  kernel_2.o", "  VERDICT.txt"} <= set(said[2:])
+
+
 def test_one_object_per_design_with_its_own_prefix(package):
     names = {p.name for p in package.iterdir()}
     assert {f"kernel_{i}.{ext}" for i in range(DESIGNS) for ext in ("o", "h")} | {
@@ -150,7 +159,10 @@ def test_a_saved_dispatch_of_one_rule_exports_from_the_command_line(tmp_path, ca
     saved.write_text(Dispatch([(None, gemm_sm90.design(dtype="bf16"))]).to_json())
     out = tmp_path / "gemm_bf16_pkg"
     assert main(["export", str(saved), "-o", str(out)]) == 0
-    assert capsys.readouterr().out.strip() == str(out)
+    said = capsys.readouterr().out.splitlines()
+    assert said[:2] == ["exported gemm_sm90 (a dispatch of 1 design by M) for sm_90a; tslab.check: SAFE (every M)",
+                        f"{out}/"]
+    assert "  kernel_0.o" in said and "  design.json" in said
     meta = json.loads((out / "design.json").read_text())
     assert meta["dtype"] == "bfloat16" and meta["dispatch"]["rules"] == [{"max_m": None, "design": 0}]
     assert (out / "VERDICT.txt").read_text().startswith("gemm_sm90 by M, 1 design, dtype bf16:\n  every M  the "
@@ -169,3 +181,18 @@ def test_command_line_errors_name_the_place_and_the_fix(tmp_path, capsys, args, 
     assert main(["export", *args, "-o", str(tmp_path / "never_pkg")]) == 1
     assert capsys.readouterr().err.startswith(message)
     assert not (tmp_path / "never_pkg").exists()
+
+
+def test_a_list_of_designs_is_refused_with_the_dispatch_to_pass_instead(tmp_path):
+    designs = [gemm_sm90.design(**gemm_sm90.DECODE), gemm_sm90.design()]
+    with pytest.raises(GpuError, match=r"export to 'two_pkg': design=\[tslab.kernels.gemm_sm90.design\(.* is a "
+                                       r"list, not a tslab.Design or tslab.Dispatch; to export several designs of one "
+                                       r"GEMM in one package, pass a tslab.Dispatch of them: tslab.Dispatch\(\[\("
+                                       r"max_m, design_a\), \(None, design_b\)\]\)"):
+        export(designs, tmp_path / "two_pkg")
+    with pytest.raises(GpuError, match=r"design='gemm_sm90' is a str, .*; pass a design, e.g. "
+                                       r"tslab.Design\('gemm_sm90'\)"):
+        export("gemm_sm90", tmp_path / "name_pkg")
+    with pytest.raises(GpuError, match=r"design=None is a NoneType, .*; pass a tslab.Design"):
+        export(None, tmp_path / "none_pkg")
+    assert not list(tmp_path.iterdir())

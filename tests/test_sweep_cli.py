@@ -23,3 +23,14 @@ def test_a_bad_space_is_one_line(capsys):
     assert main(["sweep", "tma_copy", "--space", "stagez=2", "--measure", "check", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tslab: sweep space 'stagez': not a parameter") and "did you mean 'stages'" in err
+
+
+def test_a_bench_sweep_without_a_gpu_suggests_the_measures_that_work_here(monkeypatch, capsys):
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("tslab.gpu.device"), "device", lambda index=0: None)
+    assert main(["sweep", "tma_copy", "--space", "stages=2,3", "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        "tslab: sweep --measure bench (the default) runs and times each point: no NVIDIA GPU or driver on this "
+        "machine; pass --measure compile (PTX, registers and spills of each point, no GPU needed) or --measure check "
+        "(TS's checks only)\n")

@@ -117,3 +117,37 @@ def test_the_worker_ends_with_its_parent(ending):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     pid = int(proc.stdout.split()[0])
     assert _gone(pid), f"worker {pid} outlived its parent ({ending})"
+
+
+def block_holding_the_gil(marker: str, seconds: int) -> None:
+    """A job busy in C code that keeps the GIL (a compile, a hung launch): no Python thread of its process runs."""
+    import ctypes
+    from pathlib import Path
+
+    Path(marker).write_text(str(os.getpid()))
+    ctypes.PyDLL(None).sleep(seconds)  # libc sleep(), called without releasing the GIL
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["warm", "fresh"])
+def test_a_busy_worker_ends_when_its_parent_is_stopped_by_sigterm(tmp_path, fresh):
+    marker = tmp_path / "job-started"
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        from tslab.gpu.worker import run_job
+        run_job("test_warm_worker:block_holding_the_gil", {{"marker": {str(marker)!r}, "seconds": 120}},
+                fresh={fresh}, timeout=300)
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 120
+        while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+            assert parent.poll() is None, "the parent ended before its job started"
+            time.sleep(0.1)
+        pid = int(marker.read_text())
+        parent.terminate()
+        parent.wait(30)
+        assert _gone(pid, within=5), f"worker {pid} outlived its parent stopped by SIGTERM"
+    finally:
+        parent.kill()
+        parent.wait()

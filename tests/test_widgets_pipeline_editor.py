@@ -69,6 +69,27 @@ def test_a_stage_count_that_is_not_a_whole_number_is_refused_at_the_field():
     assert "consumer_group.size=&#x27;1.5&#x27; is not a whole number" in editor.message("smem_ring", "consumer_group")
 
 
+def test_a_boolean_field_refuses_other_values_and_undo_redo_step_over_nothing_broken():
+    from tslab.widgets import Studio
+
+    studio = Studio(design("tma_copy"), debounce=0.01)
+    editor = studio.pipeline_editor
+    for typed in (2.5, "x"):
+        assert not editor.set("smem_ring", "advance_on_wait", typed)
+        issue = editor.errors[("smem_ring", "advance_on_wait")]
+        assert issue.message == f"advance_on_wait={typed!r} is not a boolean; nothing was applied"
+        assert "give True or False" in editor.message("smem_ring", "advance_on_wait")
+    assert len(studio.history) == 1  # nothing refused is recorded
+    editor.control("smem_ring", "advance_on_wait").value = True
+    editor.set("smem_ring", "num_stages", 6)
+    assert studio.history.labels()[1:] == ["smem_ring.advance_on_wait False -> True", "smem_ring.num_stages 4 -> 6"]
+    assert studio.undo() and studio.undo() and not studio.undo()
+    assert editor.control("smem_ring", "advance_on_wait").value is False
+    assert studio.redo() and studio.redo() and not studio.redo()
+    assert editor.control("smem_ring", "advance_on_wait").value is True
+    studio.close()
+
+
 def test_interleave_stride_takes_one_or_four_role_values_and_ts_checks_them():
     editor = PipelineEditor(design("tma_copy"))
     editor.control("smem_ring", "interleave_stride").value = "2"

@@ -58,7 +58,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .gpu.device import smem_capacity
 
     trips, n = _parse_trips(args.trips, args.n)
-    design = load_design(args.design, args.param or [], args=args.arg, arch=args.arch, knobs=args.knob)
+    design = load_design(args.design, args.param or [], args=args.arg, arch=args.arch, knobs=args.knob,
+                         frontend=args.frontend, options=args.options)
     verdict = check(design, max_states=args.max_states, smem_capacity=args.smem_capacity or smem_capacity(),
                     strategy=args.strategy, trips=trips, n=n)
     if args.json:

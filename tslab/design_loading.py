@@ -21,23 +21,30 @@ def _parse_param(text: str) -> tuple[str, Any]:
 
 
 def load_design(target: str, params: list[str], *, args: list[str] = (), arch: str = "sm_90a",
-                knobs: list[str] = ()) -> Any:
+                knobs: list[str] = (), frontend: str | None = None, options: str = "") -> Any:
     """A design from a catalog name, a ``.json`` file, inline JSON text or a ``kernel.py::host_fn`` capture.
 
-    ``knobs`` (``NAME=VALUE``) re-trace a captured kernel with those knob values.
+    ``knobs`` (``NAME=VALUE``) re-trace a captured kernel with those knob values; ``frontend`` and ``options``
+    compile it as its authors do.
     """
     from .capture.cli import with_knobs
 
-    return with_knobs(_load_design(target, params, args=args, arch=arch), knobs)
+    return with_knobs(_load_design(target, params, args=args, arch=arch, frontend=frontend, options=options), knobs)
 
 
-def _load_design(target: str, params: list[str], *, args: list[str], arch: str) -> Any:
+def _load_design(target: str, params: list[str], *, args: list[str], arch: str, frontend: str | None,
+                 options: str) -> Any:
     from .capture.cli import capture_target, is_target
     from .core.design import Design
     from .kernels import NAMES
 
     if is_target(target):
-        return capture_target(target, list(args), arch=arch)
+        return capture_target(target, list(args), arch=arch, frontend=frontend, options=options)
+    if frontend is not None or options:
+        given = "--frontend" if frontend is not None else "--options"
+        raise TslabError(f"design '{target}': {given} applies to a kernel.py::host_fn target, whose compile tslab "
+                         f"traces; drop {given} for a catalog name or a design JSON (a saved captured design "
+                         "re-opens with its own frontend and options)")
     values = dict(_parse_param(p) for p in params)
     if target in NAMES:
         return Design(target, values)

@@ -1,11 +1,15 @@
 """One real JupyterLab for the browser tests: a fresh server on 127.0.0.1 serving a copy of the tutorials.
 
+Each test's kernels are shut down after it, and the server with any kernel left when the session ends, also when
+the run is stopped by SIGTERM (the root ``conftest.py``).
+
 Needs Debian's ``chromium`` (``apt-get install chromium``), the ``playwright`` Python package and JupyterLab;
 each test is skipped with the reason when one is missing. Screenshots go to ``test-artifacts/`` (git-ignored).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -39,6 +43,21 @@ def _quiet_settings(settings: Path) -> None:
     path = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+
+
+def shut_down_kernels(url: str) -> list[str]:
+    """End every notebook session and kernel the server runs (its REST API returns once each kernel has ended);
+    the kernels' ids."""
+    ended = []
+    for kind in ("sessions", "kernels"):  # a session's kernel ends with it; then any kernel without one
+        with urllib.request.urlopen(f"{url}/api/{kind}?token={TOKEN}", timeout=10) as r:
+            found = json.load(r)
+        for item in found:
+            ended.append(item["kernel"]["id"] if kind == "sessions" else item["id"])
+            request = urllib.request.Request(f"{url}/api/{kind}/{item['id']}?token={TOKEN}", method="DELETE")
+            with contextlib.suppress(OSError):  # one that ended meanwhile
+                urllib.request.urlopen(request, timeout=60).close()
+    return list(dict.fromkeys(ended))
 
 
 @pytest.fixture(scope="session")
@@ -82,6 +101,8 @@ def lab(tmp_path_factory):
         yield url
     finally:
         if proc.poll() is None:
+            with contextlib.suppress(OSError):  # the kernels run in sessions of their own: not in the group below
+                shut_down_kernels(url)
             os.killpg(proc.pid, signal.SIGTERM)
             try:
                 proc.wait(timeout=20)
@@ -107,3 +128,4 @@ def lab_page(lab):
             yield page
         finally:
             browser.close()
+            shut_down_kernels(lab)  # each test's notebooks start kernels (and GPU workers): none outlive it

@@ -1,9 +1,9 @@
 """Compile a captured design as edited: its knobs in the kernel's code, its edits at TaskManager construction.
 
 The compile runs the kernel's own host function (re-executed with the design's knob values) through
-``cute.compile`` in a forked worker, with the design's pipeline, schedule and alias edits applied to the objects
-the kernel hands to ``TaskManager`` (:func:`tslab.core.construction.edits_at_construction`), so the PTX is the
-kernel the verdict describes.
+``cute.compile`` in a worker process (:func:`tslab.capture.worker.run_in_child`), with the design's pipeline,
+schedule and alias edits applied to the objects the kernel hands to ``TaskManager``
+(:func:`tslab.core.construction.edits_at_construction`), so the PTX is the kernel the verdict describes.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def compile_captured(design: Any, arch: str | None = None, *, timeout: float = 6
     host_fn, kwargs = source._traced_callable()
     args = source._args_for(kwargs)
     edits = design._edits()
-    outcome = run_in_child(lambda: _compile(host_fn, args, kwargs, arch, edits, source.frontend, source.options),
+    outcome = run_in_child(_compile, host_fn, args, kwargs, arch, edits, source.frontend, source.options,
                            timeout=timeout)
     detail = failure(outcome)
     if detail is not None:

@@ -92,8 +92,8 @@ def export_captured(design: Any, path: str | Path, arch: str | None = None, *, f
     args = source._args_for(kwargs)
     edits = design._edits()
     with tempfile.TemporaryDirectory(prefix="tslab-export-") as scratch:
-        outcome = run_in_child(lambda: _export(host_fn, args, kwargs, arch, edits, source.frontend, source.options,
-                                               scratch), timeout=timeout)
+        outcome = run_in_child(_export, host_fn, args, kwargs, arch, edits, source.frontend, source.options,
+                               scratch, timeout=timeout)
         detail = failure(outcome)
         if detail is not None:
             raise TslabError(f"export of captured kernel '{design.kernel}' for {arch}: {detail}")

@@ -1,11 +1,11 @@
 """Open an existing TS kernel in tslab: capture its design from a compile trace on the CPU.
 
-``capture(host_fn, *args)`` runs ``cute.compile(host_fn, *args, options="--gpu-arch <arch>")`` in a forked
-worker process with its output captured. While the trace runs, ``TaskManager.__init__`` is wrapped (in the
-worker only, and restored afterwards) to copy what each TaskManager is given: tasks, dependency graph,
-allocators and capacities. The copies come back without their DSL values (see :mod:`tslab.capture.snapshot`) and
-become a :class:`~tslab.core.design.Design` that :func:`tslab.check` verifies with TS's own TaskManager
-and checker. A crash of the trace (an MLIR abort) ends the worker, never the caller.
+``capture(host_fn, *args)`` runs ``cute.compile(host_fn, *args, options="--gpu-arch <arch>")`` in a worker
+process with its output captured (:mod:`tslab.capture.worker`). While the trace runs, ``TaskManager.__init__``
+is wrapped (in the worker only, and restored afterwards) to copy what each TaskManager is given: tasks,
+dependency graph, allocators and capacities. The copies come back without their DSL values (see
+:mod:`tslab.capture.snapshot`) and become a :class:`~tslab.core.design.Design` that :func:`tslab.check` verifies
+with TS's own TaskManager and checker. A crash of the trace (an MLIR abort) ends the worker, never the caller.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -104,12 +104,21 @@ def capture_call(fn: Callable[..., Any], *args: Any, arch: str = "sm_90a", timeo
         raise TslabError(f"capture_call: fn={fn!r} is not callable; pass the function that compiles the kernel")
     _check_arch(arch)
     label = name or _label(fn)
+    return _traced(_ArchCall(fn, args, kwargs, arch), label, arch, timeout, None, hint="")
 
-    def call() -> Any:
-        os.environ["CUTE_DSL_ARCH"] = arch
-        return fn(*args, **kwargs)
 
-    return _traced(call, label, arch, timeout, None, hint="")
+@dataclass(frozen=True)
+class _ArchCall:
+    """``fn(*args, **kwargs)`` with ``CUTE_DSL_ARCH=arch`` set (in the worker process it runs in)."""
+
+    fn: Callable[..., Any]
+    args: tuple
+    kwargs: dict
+    arch: str
+
+    def __call__(self) -> Any:
+        os.environ["CUTE_DSL_ARCH"] = self.arch
+        return self.fn(*self.args, **self.kwargs)
 
 
 def _label(fn: Any) -> str:
@@ -153,9 +162,7 @@ def import_kernel_file(path: str | os.PathLike[str]) -> Any:
     file = Path(path).expanduser().resolve()
     if not file.is_file():
         raise TslabError(f"kernel file '{path}': does not exist; pass the path of a .py file")
-    digest = hashlib.sha1(file.read_bytes()).hexdigest()[:10]
-    stem = re.sub(r"\W", "_", file.stem)
-    mod_name = f"tslab_kernel_{stem}_{digest}"
+    mod_name = kernel_module_name(file)
     if mod_name in sys.modules:
         return sys.modules[mod_name]
     from ..fake import torch_stand_in
@@ -173,6 +180,14 @@ def import_kernel_file(path: str | os.PathLike[str]) -> Any:
         raise TslabError(f"kernel file '{path}': importing it failed{where}: "
                          f"{type(exc).__name__}: {exc}") from None
     return module
+
+
+def kernel_module_name(file: Path) -> str:
+    """The module name of a kernel file imported by path: its stem and a digest of its content (a changed file is
+    another module)."""
+    digest = hashlib.sha1(file.read_bytes()).hexdigest()[:10]
+    stem = re.sub(r"\W", "_", file.stem)
+    return f"tslab_kernel_{stem}_{digest}"
 
 
 def load_captured(data: dict[str, Any]) -> Any:

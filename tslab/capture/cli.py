@@ -81,20 +81,41 @@ def parse_args(specs: list[str] | tuple[str, ...]) -> tuple[list[Any], dict[str,
     return args, kwargs
 
 
+def parse_frontend(name: str | None) -> Any:
+    """``--frontend FrontendNext`` (or ``cute.FrontendNext``) -> the CuTe DSL frontend; None -> None."""
+    if name is None:
+        return None
+    from cutlass import cute
+
+    short = name.strip().removeprefix("cutlass.").removeprefix("cute.")
+    frontend = getattr(cute, short, None) if short.startswith("Frontend") else None
+    if frontend is None:
+        from ..errors import did_you_mean
+
+        known = [n for n in dir(cute) if n.startswith("Frontend")]
+        raise TslabError(f"--frontend '{name}': not a frontend of this CuTe DSL version; "
+                         f"{did_you_mean(short, known)}")
+    return frontend
+
+
 def capture_target_all(target: str, specs: list[str] | tuple[str, ...] = (), *, arch: str = "sm_90a",
-                       timeout: float = 600.0) -> Any:
-    """Every TaskManager of ``target`` (``PATH.py::FUNCTION``) traced with ``specs``: a CaptureResult."""
+                       timeout: float = 600.0, frontend: str | None = None, options: str = "") -> Any:
+    """Every TaskManager of ``target`` (``PATH.py::FUNCTION``) traced with ``specs``: a CaptureResult.
+
+    ``frontend`` (a name, ``FrontendNext``) and ``options`` are the compile's, as the kernel's authors pass them to
+    ``cute.compile[frontend](..., options=...)``."""
     from .api import capture_file_all
 
     path, function = parse_target(target)
     args, kwargs = parse_args(specs)
-    return capture_file_all(path, function, *args, arch=arch, timeout=timeout, **kwargs)
+    return capture_file_all(path, function, *args, arch=arch, timeout=timeout, frontend=parse_frontend(frontend),
+                            options=options or "", **kwargs)
 
 
 def capture_target(target: str, specs: list[str] | tuple[str, ...] = (), *, arch: str = "sm_90a",
-                   timeout: float = 600.0) -> Any:
+                   timeout: float = 600.0, frontend: str | None = None, options: str = "") -> Any:
     """The Design of the first TaskManager of ``target`` (``PATH.py::FUNCTION``) traced with ``specs``."""
-    return capture_target_all(target, specs, arch=arch, timeout=timeout).design
+    return capture_target_all(target, specs, arch=arch, timeout=timeout, frontend=frontend, options=options).design
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,6 +126,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE",
                         help="a captured kernel's knob (module constant or constexpr argument), re-traced: "
                              "ab_stages=5 (repeatable)")
+    add_compile_arguments(parser)
+
+
+def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--frontend`` and ``--options``: compile a captured kernel as its authors do."""
+    parser.add_argument("--frontend", default=None, metavar="NAME",
+                        help="for a kernel.py::host_fn target: the CuTe DSL frontend its authors compile it with, "
+                             "as cute.compile[cute.NAME] (e.g. --frontend FrontendNext)")
+    parser.add_argument("--options", default="", metavar="TEXT",
+                        help="for a kernel.py::host_fn target: the compile options its authors pass, as "
+                             "cute.compile(..., options=TEXT), e.g. --options '--opt-level 2' (one flag alone: "
+                             "--options=--enable-tvm-ffi)")
 
 
 def parse_knobs(specs: list[str] | tuple[str, ...]) -> dict[str, Any]:

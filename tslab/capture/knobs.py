@@ -19,6 +19,9 @@ from typing import Any
 
 from ..errors import TslabError, did_you_mean
 
+#: Set on a module :func:`module_with_knobs` made: (file, source, knob values), so a fresh process can make it again.
+KNOBS_ATTRIBUTE = "__tslab_knobs__"
+
 #: CuTe DSL element types a knob may hold, written ``cutlass.<Name>`` in a kernel file and in JSON.
 DTYPE_NAMES = ("Float16", "BFloat16", "Float32", "Float64", "TFloat32", "Float8E4M3FN", "Float8E5M2",
                "Int8", "Uint8", "Int16", "Uint16", "Int32", "Uint32", "Int64", "Uint64", "Boolean")
@@ -177,6 +180,7 @@ def module_with_knobs(path: Path, source: str, knobs: dict[str, Any]) -> types.M
     ast.fix_missing_locations(tree)
     module = types.ModuleType(name)
     module.__file__ = str(path)
+    setattr(module, KNOBS_ATTRIBUTE, (str(path), source, dict(knobs)))  # how a fresh process makes it again
     sys.modules[name] = module
     from ..fake import torch_stand_in
 

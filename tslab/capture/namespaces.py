@@ -2,7 +2,7 @@
 
 A kernel file loaded with ``importlib.util.spec_from_file_location`` (or ``exec``) defines its resource classes
 in a module that ``sys.modules`` does not list, so pickle cannot name them and the traced objects could not
-leave the trace. Before a capture forks, :func:`unlisted_modules` finds every TS resource class whose module
+leave the trace. Before a capture runs, :func:`unlisted_modules` finds every TS resource class whose module
 is unlisted and takes that module's namespace from one of the class's own functions; :func:`listed` lists those
 namespaces under their module names while objects are pickled (in the trace) and unpickled (in the caller).
 """

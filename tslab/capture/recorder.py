@@ -13,6 +13,7 @@ import pickle
 import sys
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..child import error_record
@@ -81,17 +82,30 @@ def record_trace(call: Callable[[], Any], spill: str, edits: Edits | None = None
     return {"error": error}
 
 
-def compile_call(host_fn: Callable[..., Any], args: tuple, kwargs: dict, arch: str, *,
-                 frontend: Any = None, options: str = "") -> Callable[[], Any]:
-    """The compile a capture traces: ``cute.compile[frontend](host_fn, *args, options=..., **kwargs)``."""
+@dataclass(frozen=True)
+class CompileCall:
+    """The compile a capture traces: ``cute.compile[frontend](host_fn, *args, options=..., **kwargs)`` (plain
+    data, so a fresh process can be sent it)."""
 
-    def call() -> Any:
+    host_fn: Callable[..., Any]
+    args: tuple
+    kwargs: dict
+    arch: str
+    frontend: Any = None
+    options: str = ""
+
+    def __call__(self) -> Any:
         from cutlass import cute
 
-        compile_fn = cute.compile if frontend is None else cute.compile[frontend]
-        return compile_fn(host_fn, *args, options=f"--gpu-arch {arch} {options}".strip(), **kwargs)
+        compile_fn = cute.compile if self.frontend is None else cute.compile[self.frontend]
+        return compile_fn(self.host_fn, *self.args, options=f"--gpu-arch {self.arch} {self.options}".strip(),
+                          **self.kwargs)
 
-    return call
+
+def compile_call(host_fn: Callable[..., Any], args: tuple, kwargs: dict, arch: str, *,
+                 frontend: Any = None, options: str = "") -> Callable[[], Any]:
+    """The compile a capture traces, as a call (see :class:`CompileCall`)."""
+    return CompileCall(host_fn, args, kwargs, arch, frontend, options)
 
 
 def _options(p: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""One compile trace: run it in a forked child with each TaskManager recorded, and make designs of what it built.
+"""One compile trace: run it in a child process with each TaskManager recorded, and make designs of what it built.
 
 :func:`trace_call` is the trace both a first capture (:mod:`tslab.capture.api`) and a re-trace after an edit
 (:class:`tslab.capture.source.KernelSource`) run; :class:`CaptureResult` holds a design per TaskManager and what
@@ -22,7 +22,7 @@ from ..errors import TslabError
 from . import snapshot as _snapshot
 from .errors import crash_error, trace_error
 from .namespaces import listed, unlisted_modules
-from .recorder import compile_call, read_spill, record_trace
+from .recorder import CompileCall, read_spill, record_trace
 from .ts_report import SECTIONS, checker_outcome, sections, warned_checks
 from .worker import ChildOutcome, run_in_child
 
@@ -124,20 +124,23 @@ def trace_call(host_fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any],
     """Every TaskManager built while ``cute.compile`` traces ``host_fn(*args, **kwargs)`` for ``arch``, with
     ``edits`` applied at each TaskManager's construction."""
     _check_arch(arch)
-    call = compile_call(host_fn, args, kwargs, arch, frontend=frontend, options=options)
+    call = CompileCall(host_fn, args, kwargs, arch, frontend=frontend, options=options)
     return _traced(call, label, arch, timeout, edits, hint=_frontend_hint(frontend, options), options=options)
+
+
+def _trace_listed(call: Callable[[], Any], spill: str, edits: Edits | None,
+                  modules: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    with listed(modules):
+        return record_trace(call, spill, edits)
 
 
 def _traced(call: Callable[[], Any], label: str, arch: str, timeout: float, edits: Edits | None,
             hint: str, options: str = "") -> CaptureResult:
-    modules = unlisted_modules()  # resource classes of a file imported by path travel by reference too
-
-    def trace_listed() -> dict[str, Any]:
-        with listed(modules):
-            return record_trace(call, spill, edits)
-
+    # Resource classes of a file imported by path travel by reference too (only a fork of this process has them:
+    # with any, the trace runs there).
+    modules = unlisted_modules()
     with tempfile.TemporaryDirectory(prefix="tslab-trace-") as spill:
-        outcome = run_in_child(trace_listed, timeout=timeout)
+        outcome = run_in_child(_trace_listed, call, spill, edits, modules, timeout=timeout)
         spilled = read_spill(spill)
     with listed(modules):
         return _result(outcome, spilled, label, arch, hint, options)
@@ -147,7 +150,8 @@ def _frontend_hint(frontend: Any, options: str) -> str:
     """What to try when a trace fails: the frontend and options are likelier culprits than the kernel."""
     if frontend is None:
         return ("if the kernel's authors compile it with another frontend or options (for example "
-                "cute.compile[cute.FrontendNext]), pass frontend=cute.FrontendNext and options=... to capture")
+                "cute.compile[cute.FrontendNext]), pass frontend=cute.FrontendNext and options=... to capture "
+                "(command line: --frontend FrontendNext --options '...')")
     return f"the trace used frontend={getattr(frontend, '__name__', frontend)} options={options!r}; check both"
 
 

@@ -1,8 +1,11 @@
-"""Run one function in a forked child process with its output captured, so that a crash stays there.
+"""Run one function in a child process with its output captured, so that a crash stays there.
 
-A compile trace can abort the whole process (an MLIR assertion raises SIGABRT). The child inherits
-everything the caller defined (notebook cells included, which a spawned process would not see), sends back
-a pickled value and its stdout/stderr, and always ends with ``os._exit``.
+A compile trace can abort the whole process (an MLIR assertion raises SIGABRT). The child is forked from a fork
+server (:mod:`tslab.capture.server`: a fresh single-threaded process, so the fork cannot deadlock on a lock
+another thread of the caller held, as forking a Jupyter kernel could), with the function and its arguments sent
+over (:mod:`tslab.capture.portable`). A function that only the caller holds (typed into a notebook cell, a lambda)
+cannot be sent: it runs in a fork of the caller, which inherits everything the caller defined. Either child sends
+back a pickled value and its stdout/stderr, and always ends with ``os._exit``.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..child import error_record, how_it_ended, output_to
+from ..child import die_with_parent, error_record, how_it_ended, output_to
 from ..errors import TslabError
+from . import portable
 
 
 @dataclass
@@ -35,6 +39,7 @@ class ChildOutcome:
     signal: int | None = None
     timed_out: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    forked: bool = False  # it ran in a fork of the caller (the function could not be sent to the fork server)
 
     @property
     def crashed(self) -> bool:
@@ -45,7 +50,7 @@ def _child(fn: Callable[[], Any], result_path: str, out_path: str, err_path: str
     code = 0
     try:
         faulthandler.disable()  # a crash here is reported by the parent, not dumped on its terminal
-        output_to(out_path, err_path)
+        output_to(out_path, err_path, flush=False)  # the parent flushed; a Jupyter kernel's streams are its threads'
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         try:
             payload: dict[str, Any] = {"value": fn()}
@@ -66,55 +71,102 @@ def _child(fn: Callable[[], Any], result_path: str, out_path: str, err_path: str
         os._exit(code)
 
 
-def run_in_child(fn: Callable[[], Any], *, timeout: float = 600.0) -> ChildOutcome:
-    """Run ``fn()`` in a forked child; its return value must pickle. Never raises for what the child does."""
+def _arrived(job: bytes) -> Any:
+    fn, args = portable.loads(job)
+    return fn(*args)
+
+
+def run_job(job: bytes, paths: list[str]) -> None:
+    """Inside a child of the fork server: run the job :func:`run_in_child` sent; never returns."""
+    _child(lambda: _arrived(job), *paths)
+
+
+def run_in_child(fn: Callable[..., Any], *args: Any, timeout: float = 600.0) -> ChildOutcome:
+    """Run ``fn(*args)`` in a child process; its return value must pickle. Never raises for what the child does.
+
+    ``fn`` should be a module-level function and ``args`` plain values, so that a child of the fork server runs
+    it; otherwise it runs in a fork of this process (see the module docstring).
+    """
     if not hasattr(os, "fork"):
         raise TslabError("capture: needs os.fork (Linux or macOS) to isolate the compile trace; "
                          "run tslab.capture on Linux")
+    try:
+        job = portable.dumps((fn, args))
+    except portable.NotPortable:
+        return _run(None, lambda: fn(*args), timeout)
+    outcome = _run(job, None, timeout)
+    if outcome.error is not None and outcome.error["type"] == portable.ArrivalError.__name__:
+        return _run(None, lambda: fn(*args), timeout)  # the fresh process could not re-create the job
+    return outcome
+
+
+def _run(job: bytes | None, fn: Callable[[], Any] | None, timeout: float) -> ChildOutcome:
+    """``job`` in a child of the fork server, or ``fn`` in a fork of this process (also when the server fails)."""
+    from .server import ServerError, server
+
     with tempfile.TemporaryDirectory(prefix="tslab-capture-") as tmp:
         paths = [os.path.join(tmp, name) for name in ("result.pkl", "stdout.txt", "stderr.txt")]
         for path in paths:
             open(path, "wb").close()
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child never returns
-            _child(fn, *paths)
-        outcome = ChildOutcome()
-        deadline = time.monotonic() + timeout
-        status = None
-        while status is None:
-            done, raw = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = raw
-            elif time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                outcome.timed_out = True
-                status = 0
-            else:
-                time.sleep(0.02)
-        if not outcome.timed_out:
-            if os.WIFSIGNALED(status):
-                outcome.signal = os.WTERMSIG(status)
-                outcome.exit_code = None
-            else:
-                outcome.exit_code = os.WEXITSTATUS(status)
-        with open(paths[1], errors="replace") as f:
-            outcome.stdout = f.read()
-        with open(paths[2], errors="replace") as f:
-            outcome.stderr = f.read()
-        with open(paths[0], "rb") as f:
-            data = f.read()
-        if data:
+        status, timed_out = None, False
+        if job is not None:
+            found = server()
             try:
-                payload = pickle.loads(data)
-            except Exception as exc:
-                payload = {"error": error_record(exc)}
-            outcome.value = payload.get("value")
-            outcome.error = payload.get("error")
-        return outcome
+                status, timed_out = found.run(job, paths, timeout)
+            except ServerError:
+                found.stop()
+                job = None
+            finally:
+                found.lock.release()
+        if job is None:
+            status, timed_out = _forked(fn or (lambda: None), paths, timeout)
+        return _outcome(paths, status, timed_out, forked=job is None)
+
+
+def _forked(fn: Callable[[], Any], paths: list[str], timeout: float) -> tuple[int | None, bool]:
+    """``fn`` in a fork of this process: its wait status, or (None, True) when it was stopped after ``timeout``."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child never returns
+        die_with_parent(parent)
+        _child(fn, *paths)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status, False
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None, True
+        time.sleep(0.02)
+
+
+def _outcome(paths: list[str], status: int | None, timed_out: bool, *, forked: bool) -> ChildOutcome:
+    outcome = ChildOutcome(timed_out=timed_out, forked=forked)
+    if not timed_out and status is not None:
+        if os.WIFSIGNALED(status):
+            outcome.signal = os.WTERMSIG(status)
+            outcome.exit_code = None
+        else:
+            outcome.exit_code = os.WEXITSTATUS(status)
+    with open(paths[1], errors="replace") as f:
+        outcome.stdout = f.read()
+    with open(paths[2], errors="replace") as f:
+        outcome.stderr = f.read()
+    with open(paths[0], "rb") as f:
+        data = f.read()
+    if data:
+        try:
+            payload = pickle.loads(data)
+        except Exception as exc:
+            payload = {"error": error_record(exc)}
+        outcome.value = payload.get("value")
+        outcome.error = payload.get("error")
+    return outcome
 
 
 def failure(outcome: ChildOutcome) -> str | None:

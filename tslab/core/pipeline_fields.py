@@ -22,6 +22,8 @@ FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(PipelineConfi
 OPTIONAL_FIELDS = frozenset(f.name for f in dataclasses.fields(PipelineConfig)
                             if f.default is None and f.name not in RUNTIME_FIELDS)
 GROUP_FIELDS = frozenset({"producer_group", "consumer_group"})
+#: Fields TS declares ``bool``: TS stores any value given, so a non-boolean is refused here.
+BOOL_FIELDS = frozenset(f.name for f in dataclasses.fields(PipelineConfig) if f.type in (bool, "bool"))
 _ENUMS: dict[str, type[enum.Enum]] = {
     "pipeline_type": PipelineType,
     "producer_signaling_threads": SignalingThreads,
@@ -96,6 +98,9 @@ def from_plain(field: str, value: Any, *, where: str) -> Any:
         return pl.CooperativeGroup(pl.Agent[value["agent"]], size)
     if field in _ENUMS:
         return _enum_value(field, value, where)
+    if field in BOOL_FIELDS and not isinstance(value, bool):
+        raise DesignError("input", where, f"{field}={value!r} is not a boolean; nothing was applied",
+                          f"give True or False, e.g. {field}=True")
     if isinstance(value, list):
         return tuple(value)
     return value

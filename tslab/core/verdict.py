@@ -70,11 +70,15 @@ class Verdict:
         return self.smem_total + self.barrier_bytes
 
     def summary(self) -> dict[str, Any]:
-        """The headline figures as a plain dict (what the CLI's ``--json`` prints)."""
+        """The headline figures as a plain dict (what the CLI's ``--json`` prints).
+
+        SMEM as in the saved verdict's ``memory``: ``smem_used`` (data plus barriers, what the capacity check
+        compares with ``smem_capacity``) = ``smem_data`` + ``barrier_bytes``.
+        """
         c = self.checker
         return {"design": self.design.to_dict() if self.design is not None else None, "ok": self.ok,
                 "status": self.status, "errors": [e.to_dict() for e in self.errors],
-                "smem_used": self.smem_used, "smem_total": self.smem_total, "barrier_bytes": self.barrier_bytes,
+                "smem_used": self.smem_used, "smem_data": self.smem_total, "barrier_bytes": self.barrier_bytes,
                 "smem_capacity": self.smem_capacity, "tmem_total": self.tmem_total,
                 "tmem_capacity": self.tmem_capacity, "alias_savings": self.alias_savings,
                 "tmem_alias_savings": self.tmem_alias_savings,

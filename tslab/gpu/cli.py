@@ -67,6 +67,9 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
                         help="for a kernel.py::host_fn target: a host function argument (f16[1024,1024], stream, 128)")
     parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE",
                         help="a captured kernel's knob, re-traced before compiling (e.g. --knob ab_stages=5)")
+    from ..capture.cli import add_compile_arguments
+
+    add_compile_arguments(parser)
     return parser
 
 
@@ -76,8 +79,39 @@ def _export_captured(args: argparse.Namespace, design: Any) -> int:
 
     path = export_captured(with_knobs(design, args.knob), args.output, arch=args.arch, force=args.force,
                            overwrite=args.force)
-    print(path)
+    print(exported(path))
     return 0
+
+
+def exported(path: Any) -> str:
+    """What ``tslab export`` says it wrote: the kernel, the arch, tslab.check's verdict (each design's, for a
+    dispatch), then the package folder and its files."""
+    from pathlib import Path
+
+    folder = Path(path)
+    meta = json.loads((folder / "design.json").read_text())
+    verdicts = [entry["verdict"] for entry in meta.get("designs", [meta])]
+    if "designs" in meta:
+        verdict = ", ".join(f"{v} ({span})" for v, span in zip(verdicts, _ranges(meta["dispatch"]), strict=True))
+        what = f"{meta['kernel']} (a dispatch of {len(verdicts)} design{'s' if len(verdicts) > 1 else ''} by M)"
+    else:
+        verdict, what = verdicts[0], meta["kernel"]
+    lines = [f"exported {what} for {meta['arch']}; tslab.check: {verdict}", f"{folder}/"]
+    lines += [f"  {p.name}" for p in sorted(folder.iterdir()) if p.name != "__pycache__"]
+    return "\n".join(lines)
+
+
+def _ranges(dispatch: dict[str, Any]) -> list[str]:
+    """Each rule's range of M in words, from a package's design.json (as ``Dispatch.ranges()`` says them)."""
+    key, low, out = dispatch["key"], 1, []
+    for rule in dispatch["rules"]:
+        bound = rule["max_m"]
+        if bound is None:
+            out.append(f"{key} >= {low}" if low > 1 else f"every {key}")
+        else:
+            out.append(f"{key} <= {bound}" if low == 1 else f"{low} <= {key} <= {bound}")
+            low = bound + 1
+    return out
 
 
 def _tuned(name: str) -> Any:
@@ -103,7 +137,7 @@ def _from_json(text: str) -> Any:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    """Run ``tslab export`` with parsed ``args``; prints the package path, returns the exit code."""
+    """Run ``tslab export`` with parsed ``args``; prints what it wrote (:func:`exported`), returns the exit code."""
     from pathlib import Path
 
     from ..build.targets import require_arch, require_gpu_kernel
@@ -118,7 +152,13 @@ def export_command(args: argparse.Namespace) -> int:
             raise TslabError(f"--tuned with {args.name!r}: --tuned takes a catalog kernel name, e.g. "
                              "'tslab export gemm_sm90 --tuned'; a saved dispatch JSON is exported without it")
         if is_target(args.name):
-            return _export_captured(args, capture_target(args.name, args.arg, arch=args.arch))
+            return _export_captured(args, capture_target(args.name, args.arg, arch=args.arch,
+                                                         frontend=args.frontend, options=args.options))
+        if args.frontend is not None or args.options:
+            given = "--frontend" if args.frontend is not None else "--options"
+            raise TslabError(f"export of '{args.name}': {given} applies to a kernel.py::host_fn target, whose "
+                             f"compile tslab traces; drop {given} for a catalog kernel or a JSON file (a saved "
+                             "captured design re-opens with its own frontend and options)")
         if args.name.endswith(".json"):
             design = _from_json(Path(args.name).read_text())
             if isinstance(design, Design) and design.is_captured:
@@ -150,7 +190,7 @@ def export_command(args: argparse.Namespace) -> int:
     except (TslabError, OSError) as exc:
         print(f"tslab export: {cli_message(exc)}", file=sys.stderr)
         return 1
-    print(path)
+    print(exported(path))
     return 0
 
 

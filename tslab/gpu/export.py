@@ -68,6 +68,7 @@ def export(
     kernel accepts; a shape exports for that one shape. ``sms`` sizes the persistent grid baked into the kernel
     (default: the arch's usual count). Nothing is written unless every design passes its checks.
     """
+    _require_exportable(design, path)
     dispatch = design if isinstance(design, Dispatch) else None
     require_arch(arch, f"export of '{getattr(design, 'kernel', design)}'")
     out = Path(path)
@@ -106,6 +107,25 @@ def export(
     else:
         _write_dispatch(out, dispatch, checked, jobs, prefixes, arch, sms)
     return out
+
+
+def _require_exportable(design: Any, path: str | Path) -> None:
+    """Refuse anything but a Design or a Dispatch, saying what to pass instead."""
+    if isinstance(design, (Design, Dispatch)):
+        return
+    shown = " ".join(repr(design).split())
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    what = f"design={shown} is a {type(design).__name__}, not a tslab.Design or tslab.Dispatch"
+    if isinstance(design, (list, tuple)):
+        fix = ("to export several designs of one GEMM in one package, pass a tslab.Dispatch of them: "
+               "tslab.Dispatch([(max_m, design_a), (None, design_b)]) serves M <= max_m with design_a and every "
+               "larger M with design_b; to export each on its own, call export once per design and folder")
+    elif isinstance(design, str):
+        fix = (f"pass a design, e.g. tslab.Design({design!r}) for a catalog kernel, or tslab.Design.from_json(text) "
+               "for a saved one")
+    else:
+        fix = "pass a tslab.Design (tslab.Design(name, params), tslab.capture(...)) or a tslab.Dispatch"
+    raise GpuError(f"export to '{Path(path).name}': {what}; {fix}")
 
 
 def _checked(design: Any, shape: tuple[int, ...] | None, dtype: str | None, launch: dict[str, Any] | None,

@@ -6,7 +6,8 @@ time over a socket; each job's output goes to its own log file, and the same gua
 a job that outlives its limit gets the whole process killed (:class:`~tslab.gpu.errors.WorkerTimeoutError`), a
 process that dies is reported (:class:`~tslab.gpu.errors.WorkerCrashedError`), and the next job starts a new
 worker. After a job that may have broken its CUDA context (an error other than those a job raises on purpose)
-the worker is retired too. The worker exits when its parent does: it watches its parent's pid and the socket.
+the worker is retired too. The worker ends with its parent, however the parent ends and whatever the worker is
+doing (:func:`tslab.child.die_with_parent`).
 
 Run as ``python -m tslab.gpu.warm FD PARENT_PID`` by :class:`WarmWorker`, never by hand.
 """
@@ -23,6 +24,8 @@ import sys
 import threading
 import time
 from multiprocessing.connection import Connection
+
+from ..child import die_with_parent, popen_for_life
 
 #: Errors a job raises on purpose: the worker and its CUDA context are fine afterwards.
 KEEPS_WORKER = ("CheckFailedError", "NoGpuError", "UnsupportedKernelError", "CompileError", "DesignError",
@@ -60,7 +63,7 @@ class WarmWorker:
         ours, theirs = socket.socketpair()
         fd = theirs.fileno()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self._proc = subprocess.Popen(
+        self._proc = popen_for_life(
             [sys.executable, "-m", "tslab.gpu.warm", str(fd), str(os.getpid())],
             pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=env, close_fds=True)
@@ -140,6 +143,8 @@ def warm_up() -> None:
 
 
 def _watch_parent(parent: int) -> None:
+    """Exit once the parent is gone: the only guard where the system cannot end a child with its parent (not
+    Linux), and a second one on Linux."""
     while True:
         if os.getppid() != parent:
             os._exit(0)
@@ -180,6 +185,7 @@ def _serve(conn: Connection) -> None:
 
 def main(argv: list[str]) -> None:
     fd, parent = int(argv[0]), int(argv[1])
+    die_with_parent(parent)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     conn = Connection(fd)
     try:

@@ -17,13 +17,14 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any
 
-from ..child import TAIL_CHARS, capture_fds, how_it_ended, output_to, tail
+from ..child import TAIL_CHARS, capture_fds, die_with_parent, how_it_ended, output_to, tail
 from .errors import CompileError, GpuError, WorkerCrashedError, WorkerTimeoutError
 from .job_channel import answer, attach, call, enter_phase, report_partial, send
 from .oom import is_out_of_memory, out_of_memory_error
 
 
-def _entry(conn: Any, job: str, kwargs: dict[str, Any], log_path: str, env: dict[str, str]) -> None:
+def _entry(conn: Any, job: str, kwargs: dict[str, Any], log_path: str, env: dict[str, str], parent: int) -> None:
+    die_with_parent(parent)
     attach(conn)
     output_to(log_path)
     os.environ.update(env)
@@ -135,7 +136,7 @@ def _run_fresh(job: str, kwargs: dict[str, Any], *, timeout: float, what: str, e
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     log_path = _log_file()
-    proc = ctx.Process(target=_entry, args=(child, job, kwargs, log_path, env), daemon=True)
+    proc = ctx.Process(target=_entry, args=(child, job, kwargs, log_path, env, os.getpid()), daemon=True)
     with _main_not_reimported():
         proc.start()
     child.close()

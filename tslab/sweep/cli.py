@@ -56,6 +56,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _require_gpu_for_bench() -> None:
+    """``--measure bench`` (the default) without a GPU: say which measures work here."""
+    from ..errors import TslabError
+    from ..gpu.device import device
+
+    if device() is None:
+        raise TslabError("sweep --measure bench (the default) runs and times each point: no NVIDIA GPU or driver on "
+                         "this machine; pass --measure compile (PTX, registers and spills of each point, no GPU "
+                         "needed) or --measure check (TS's checks only)")
+
+
 def sweep_command(args: argparse.Namespace) -> int:
     """Run ``tslab sweep`` with parsed ``args``; prints the table and a summary, returns the exit code."""
     import sys
@@ -64,6 +75,8 @@ def sweep_command(args: argparse.Namespace) -> int:
     from .run import sweep
 
     design = load_design(args.design, args.param)
+    if args.measure == "bench":
+        _require_gpu_for_bench()
     executor = args.executor if args.executor not in (None, "pool") else args.jobs
     try:
         result = sweep(design, dict(args.space), measure=args.measure, executor=executor, store=args.store,

@@ -18,6 +18,7 @@ import ipywidgets as widgets
 from traitlets import TraitError
 
 from ..core.design import Design
+from ..core.pipeline_fields import BOOL_FIELDS
 from ..core.pipeline_groups import MERGED_FIELDS
 from ..errors import DesignError, Issue
 from . import pipeline_form as form
@@ -251,8 +252,8 @@ class PipelineEditor(DesignHolder, widgets.VBox):
             control = widgets.Text(value=form.format_interleave(value), continuous_update=False,
                                    placeholder="2 or acquire, commit, wait, release", disabled=not editable,
                                    layout=widgets.Layout(width="210px"))
-        elif isinstance(value, bool):
-            control = widgets.Checkbox(value=value, disabled=not editable, indent=False,
+        elif field in BOOL_FIELDS:
+            control = widgets.Checkbox(value=value is True, disabled=not editable, indent=False,
                                        layout=widgets.Layout(width="auto"))
         else:  # a whole number, typed as text: the editor parses it and refuses "2.5" or "x" with a message
             control = widgets.Text(value=str(int(value or 0)), continuous_update=False, disabled=not editable,
