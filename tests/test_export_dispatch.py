@@ -35,9 +35,10 @@ def test_the_command_says_each_designs_verdict_by_its_range_and_the_files(packag
     from tslab.gpu.cli import exported
 
     said = exported(package).splitlines()
-    assert said[0] == ("exported gemm_sm90 (a dispatch of 3 designs by M) for sm_90a; tslab.check: SAFE (M <= 128), "
-                       "SAFE (129 <= M <= 256), SAFE (M >= 257)")
-    assert said[1] == f"{package}/" and {"  kernel_0.o", "  kernel_2.o", "  VERDICT.txt"} <= set(said[2:])
+    assert said[0] == ("exported gemm_sm90 (a dispatch of 6 designs by M) for sm_90a; tslab.check: SAFE (M <= 128), "
+                       "SAFE (129 <= M <= 192), SAFE (193 <= M <= 256), SAFE (257 <= M <= 320), "
+                       "SAFE (321 <= M <= 384), SAFE (M >= 385)")
+    assert said[1] == f"{package}/" and {"  kernel_0.o", "  kernel_5.o", "  VERDICT.txt"} <= set(said[2:])
 
 
 def test_one_object_per_design_with_its_own_prefix(package):
