@@ -14,7 +14,7 @@ first, so the tiles that need a mask come first. The same resources and tasks ar
 
 Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
 
-    gmem_qkv --LoadTask [warp W]: Q -> smem_q (TmaAsync, 1 stage); K0; loop i >= 1: K_i, V_i-1; V_last
+    Q, K, V --LoadTask [warp W]: Q -> smem_q (TmaAsync, 1 stage); K0; loop i >= 1: K_i, V_i-1; V_last
                -> smem_kv (TmaAsync, kv_stages; a stage holds a K or a V tile, in the order they are read)
     smem_q, smem_kv --MmaTask0 [warps 0-3], MmaTask1 [warps 4-7] (ping-pong; one MmaTask [warps 0..W-1]
                otherwise), each with registers of its own (S, P, O, row max and sums):
@@ -32,7 +32,6 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
              work_queue: wait -> get_and_advance_work_tile -> release
 
 Resources:
-    GmemQKV   Q, K, V in GMEM (consumer work ``kv_coords``: the K/V iteration index)
     SmemQ     the Q tile, allocation ``q_buf``; the online softmax (``softmax``, ``rescale``) is its consumer work,
               as it runs over its rows while the tile is held
     SmemKV    the K/V ring, allocation ``kv_buf``; the wgmmas are its consumer work. With the overlap a warpgroup
@@ -44,7 +43,8 @@ Resources:
     WorkQueue (persistent only) TS's static persistent tile scheduler over (m_blocks, heads, batch)
 Tasks:
     MmaTask   warps 0..W-1: ping-pong: ``MmaTask0``, ``MmaTask1``, a warpgroup each (64 or 128 rows each);
-              cooperative: one task of both warpgroups, no turns; one warpgroup: one task (setmaxnreg 240)
+              cooperative: one task of both warpgroups, no turns; one warpgroup: one task (no setmaxnreg: 256
+              threads have 255 registers each)
     LoadTask  warp W: one elected thread issues the TMA loads (setmaxnreg 24)
     EpilogueTask warps W+1..W+3: one issues the TMA store of O (setmaxnreg 24; the load warp and these three form
               the warpgroup whose registers go to the MMA warpgroups: 2 x 128 x 240 + 128 x 24 = 64,512)
@@ -73,7 +73,6 @@ from .attention_sm90_resources import (
     AttentionTask,
     GmemLse,
     GmemO,
-    GmemQKV,
     MmaTurn,
     SmemKV,
     SmemO,
@@ -109,7 +108,7 @@ WG_ROWS = (64, 128)
 MMA_WARPGROUPS = (1, 2)
 #: ``pingpong``: each warpgroup is a TS task of its own and the two issue their GEMMs in turns (``mma_turn``);
 #: ``cooperative``: one task of both warpgroups, which issue whenever they are ready.
-SCHEDULES = ("pingpong", "cooperative")
+MMA_SCHEDULES = ("pingpong", "cooperative")
 #: K/V tile widths: the QK^T wgmma's N (a multiple of 8 up to 256) and the PV wgmma's K (a multiple of 16).
 TILE_N = tuple(range(64, 257, 16))
 #: Registers per MMA thread (setmaxnreg) and per thread of the load/epilogue warpgroup, FlashAttention-3's split:
@@ -151,7 +150,7 @@ def validate(params: dict[str, Any]) -> None:
         return DesignError("invalid-config", f"kernel '{NAME}' param '{name}'", message, hint)
 
     p = params
-    for name, allowed in (("dtype", tuple(DTYPES)), ("schedule", SCHEDULES), ("epilogue", EPILOGUES)):
+    for name, allowed in (("dtype", tuple(DTYPES)), ("schedule", MMA_SCHEDULES), ("epilogue", EPILOGUES)):
         if p[name] not in allowed:
             raise DesignError("input", f"kernel '{NAME}' param '{name}'", f"{name}={p[name]!r} is not supported",
                               did_you_mean(str(p[name]), list(allowed)))
@@ -183,6 +182,8 @@ def validate(params: dict[str, Any]) -> None:
                   f"{need} registers per MMA thread for S, P and O, over {MAX_TILE_REGISTERS}",
                   "use a narrower tile_n or wg_rows=64 (e.g. 128 for head_dim 128, 192 for head_dim 64)")
     for name, low in (("kv_stages", 1), ("kv_tiles", 1)):
+        if name not in p:  # the GPU kernel's params: its trips are each tile's own (AttentionTask.get_domain)
+            continue
         if not isinstance(p[name], int) or isinstance(p[name], bool) or p[name] < low:
             raise bad(name, f"{name}={p[name]!r} is not an int >= {low}",
                       "use 2 or more K/V stages (4 is the default)" if name == "kv_stages"
@@ -210,7 +211,7 @@ RULES = KernelRules(
     dtypes=tuple(DTYPES.values()), default_shape=(4, 4096, 4096, 32, 32), default_dtype="bfloat16",
     shape=_shape_rule, trip_param="kv_tiles", package="attention", refuse=_refuse,
     dtype_of=lambda params: DTYPES[params["dtype"]],
-    choices={"head_dim": HEAD_DIMS, "wg_rows": WG_ROWS, "mma_warpgroups": MMA_WARPGROUPS, "schedule": SCHEDULES,
+    choices={"head_dim": HEAD_DIMS, "wg_rows": WG_ROWS, "mma_warpgroups": MMA_WARPGROUPS, "schedule": MMA_SCHEDULES,
              "epilogue": EPILOGUES, "dtype": tuple(DTYPES)},
     launch_module="tslab.kernels.attention_sm90_launch", variants=("causal", (False, True)),
 )
@@ -234,22 +235,25 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
     pingpong = p["schedule"] == "pingpong"
     wq = WorkQueue(tile_scheduler_config=gpu.get("scheduler"), name="work_queue") if p["persistent"] else None
     queue = [wq] if wq is not None else []
-    gmem_qkv = GmemQKV(name="gmem_qkv")
+    mma_qk, mma_pv, scale_log2, ext = gpu.get("mma_qk"), gpu.get("mma_pv"), gpu.get("scale_log2"), gpu.get("ext")
     smem_q = SmemQ(name="smem_q", rows=rows, head_dim=d, element_bytes=nbytes, geo=geo, tma_atom=gpu.get("tma_q"),
-                   mQ=gpu.get("mQ"), pipeline_config=PipelineConfig.create_tma_async_pipeline_cfg(
+                   mQ=gpu.get("mQ"), ext=ext, mma_qk=mma_qk, scale_log2=scale_log2,
+                   pipeline_config=PipelineConfig.create_tma_async_pipeline_cfg(
                        num_stages=1, num_bytes=rows * d * nbytes, producer_group=_threads(1),
                        consumer_group=_threads(threads), cta_layout_vmnk=None))
     smem_kv = SmemKV(name="smem_kv", tile_n=n, head_dim=d, element_bytes=nbytes, geo=geo, q=smem_q,
                      tma_atom_k=gpu.get("tma_k"), tma_atom_v=gpu.get("tma_v"), mK=gpu.get("mK"), mV=gpu.get("mV"),
+                     ext=ext, mma_qk=mma_qk, mma_pv=mma_pv,
                      pipeline_config=PipelineConfig.create_tma_async_pipeline_cfg(
                          num_stages=p["kv_stages"], num_bytes=n * d * nbytes, producer_group=_threads(1),
                          consumer_group=_threads(threads), cta_layout_vmnk=None, advance_on_wait=True))
-    smem_o = SmemO(name="smem_o", rows=rows, head_dim=d, element_bytes=nbytes, geo=geo,
-                   pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
+    smem_o = SmemO(name="smem_o", rows=rows, head_dim=d, element_bytes=nbytes, geo=geo, mma_pv=mma_pv,
+                   scale_log2=scale_log2, pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
                        num_stages=1, producer_group=_threads(threads), consumer_group=_threads(32 * EPILOGUE_WARPS),
                        cta_layout_vmnk=None))
-    gmem_lse = GmemLse(name="gmem_lse", geo=geo, mLSE=gpu.get("mLSE"))
-    gmem_o = GmemO(name="gmem_o", o=smem_o, store_warp=load_warp + 1, tma_atom=gpu.get("tma_o"), mO=gpu.get("mO"))
+    gmem_lse = GmemLse(name="gmem_lse", geo=geo, mLSE=gpu.get("mLSE"), ext=ext, mma_pv=mma_pv)
+    gmem_o = GmemO(name="gmem_o", o=smem_o, store_warp=load_warp + 1, tma_atom=gpu.get("tma_o"), mO=gpu.get("mO"),
+                   ext=ext)
     turn = None
     if pingpong:
         turn = MmaTurn(name="mma_turn", pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
@@ -257,28 +261,29 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
     trips = kv_tiles if geo is None else AttentionTask.get_domain
     sched = _Schedules(overlap=p["overlap"], trips=trips, wq=wq)
     caches = gpu.get("caches") or (None, None)
-    regs = REGISTERS
+    # setmaxnreg only where a block of 384 threads must move registers (one MMA warpgroup's 256 threads fit 255 each).
+    regs = REGISTERS if p["mma_warpgroups"] == 2 else {"mma": None, "other": None}
     if pingpong:
         mma_tasks = [
             AttentionTask(name=f"MmaTask{wg}", src_resources=[smem_q, smem_kv, *([turn] if wg else []), *queue],
                           dst_resources=[smem_o, gmem_lse, *([] if wg else [turn])], warp_idx=4 * wg, num_warps=4,
-                          num_registers=regs["mma"], geo=geo, cache=caches[wg],
+                          num_registers=regs["mma"], geo=geo, ext=ext, cache=caches[wg],
                           schedule=sched.mma(smem_q, smem_kv, smem_o, gmem_lse, turn, "lead" if wg == 0 else "follow"))
             for wg in (0, 1)]
     else:
         mma_tasks = [AttentionTask(name="MmaTask", src_resources=[smem_q, smem_kv, *queue],
                                    dst_resources=[smem_o, gmem_lse], warp_idx=0, num_warps=load_warp,
-                                   num_registers=regs["mma"], geo=geo, cache=caches[0],
+                                   num_registers=regs["mma"], geo=geo, ext=ext, cache=caches[0],
                                    schedule=sched.mma(smem_q, smem_kv, smem_o, gmem_lse, None, None))]
     tasks = [
-        AttentionTask(name="LoadTask", src_resources=[gmem_qkv, *queue], dst_resources=[smem_q, smem_kv],
-                      warp_idx=load_warp, num_warps=1, num_registers=regs["other"], geo=geo,
-                      schedule=sched.load(gmem_qkv, smem_q, smem_kv)),
+        AttentionTask(name="LoadTask", src_resources=[*queue], dst_resources=[smem_q, smem_kv],
+                      warp_idx=load_warp, num_warps=1, num_registers=regs["other"], geo=geo, ext=ext,
+                      schedule=sched.load(smem_q, smem_kv)),
         *mma_tasks,
         Task(name="EpilogueTask", src_resources=[smem_o, *queue], dst_resources=[gmem_o], warp_idx=load_warp + 1,
              num_warps=EPILOGUE_WARPS, num_registers=regs["other"], schedule=sched.store(smem_o, gmem_o)),
     ]
-    graph = {smem_q: [gmem_qkv, *queue], smem_kv: [gmem_qkv, *queue], smem_o: [smem_q, smem_kv, *queue],
+    graph = {smem_q: [*queue], smem_kv: [*queue], smem_o: [smem_q, smem_kv, *queue],
              gmem_lse: [smem_q, smem_kv], gmem_o: [smem_o, *queue]}
     if turn is not None:
         graph[turn] = [smem_kv]
@@ -308,31 +313,30 @@ class _Schedules:
         tiles.__name__ = body.__name__
         return schedule(tiles)(*resources, self.wq)
 
-    def load(self, gmem_qkv: GmemQKV, smem_q: SmemQ, smem_kv: SmemKV) -> Any:
+    def load(self, smem_q: SmemQ, smem_kv: SmemKV) -> Any:
         overlap, trips = self.overlap, self.trips
 
-        def load_kv(gmem: Any, kv: Any, operand: str, lag: int = 0) -> None:
-            i = gmem.kv_coords()
+        def load_kv(kv: Any, operand: str, lag: int = 0) -> None:
             kv.acquire()
-            kv.tma_load(i=i, operand=operand, lag=lag)
+            kv.tma_load(operand=operand, lag=lag)
             kv.commit()
 
-        def load_tile(gmem: Any, q: Any, kv: Any) -> None:
+        def load_tile(q: Any, kv: Any) -> None:
             q.acquire()
             q.tma_load()
             q.commit()
             if overlap:  # K0; loop: K_i, V_i-1; tail: V_last
-                load_kv(gmem, kv, "K")
+                load_kv(kv, "K")
                 with domain_loop(1, trips, 1):
-                    load_kv(gmem, kv, "K")
-                    load_kv(gmem, kv, "V", lag=1)
-                load_kv(gmem, kv, "V")
+                    load_kv(kv, "K")
+                    load_kv(kv, "V", lag=1)
+                load_kv(kv, "V")
             else:  # loop: K_i, V_i
                 with domain_loop(0, trips, 1):
-                    load_kv(gmem, kv, "K")
-                    load_kv(gmem, kv, "V")
+                    load_kv(kv, "K")
+                    load_kv(kv, "V")
 
-        return self._tiles(load_tile, gmem_qkv, smem_q, smem_kv)
+        return self._tiles(load_tile, smem_q, smem_kv)
 
     def mma(self, smem_q: SmemQ, smem_kv: SmemKV, smem_o: SmemO, gmem_lse: GmemLse, turn: MmaTurn | None,
             role: str | None) -> Any:

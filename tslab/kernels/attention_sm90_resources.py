@@ -12,7 +12,6 @@ its K/V tiles are walked from the last (the one the causal diagonal and the sequ
 iteration ``i`` taking K/V tile ``n_blocks - 1 - i``.
 """
 
-from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
@@ -24,7 +23,6 @@ from cutlass.experimental.task_scheduling.memory import SmemAllocation
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
     StageInfo,
-    TaskLocalVariable,
     consumer_work,
     producer_work,
 )
@@ -36,10 +34,11 @@ LN_2 = math.log(2.0)
 
 @dataclass(frozen=True)
 class Geometry:
-    """One launch's shape (Python ints or runtime values) and the CuTe pieces the work bodies share (GPU only).
+    """The compile-time shape of the kernel and the CuTe pieces the work bodies share (GPU only).
 
     ``rows`` is the Q tile (all MMA warpgroups), ``task_rows`` the rows one MMA task multiplies (a warpgroup's in
-    ping-pong, the whole tile in the cooperative schedule)."""
+    ping-pong, the whole tile in the cooperative schedule). It holds no runtime value: those (:class:`Extents`, the
+    tiled MMAs, the scale) sit in the resources' and tasks' own fields, which TS threads through its loops."""
 
     dtype: Any
     head_dim: int
@@ -49,37 +48,43 @@ class Geometry:
     causal: bool
     persistent: bool
     pingpong: bool
+    q_layout: Any = None
+    kv_layout: Any = None
+    o_layout: Any = None
+
+
+@dataclass
+class Extents:
+    """The launch's runtime extents (Python ints for a static problem): Q tiles per (head, batch), sequence lengths
+    and query heads per K/V head. Mutable on purpose: one object shared by the tasks and resources, which TS's state
+    threading updates in place (a frozen one would be rebuilt once per holder and change the count of values a loop
+    carries)."""
+
     m_blocks: Any
     seqlen_q: Any
     seqlen_k: Any
     heads_per_kv: Any
-    scale_log2: Any
-    q_layout: Any = None
-    kv_layout: Any = None
-    o_layout: Any = None
-    mma_qk: Any = None
-    mma_pv: Any = None
 
 
 @cute.jit
-def tile_of(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
+def tile_of(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) -> tuple:
     """(m_block, head, batch) of this block's tile: the WorkQueue's when persistent, else the block's own.
 
     Causal tiles are handed out longest first (the last Q rows see the most keys)."""
     m, h, b = stage_info.work_tile.tile_idx
     if cutlass.const_expr(geo.causal):
-        m = geo.m_blocks - 1 - m
+        m = ext.m_blocks - 1 - m
     return m, h, b
 
 
 @cute.jit
-def kv_blocks(geo: cutlass.Constexpr, m_block: Any) -> Any:
+def kv_blocks(geo: cutlass.Constexpr, ext: Extents, m_block: Any) -> Any:
     """K/V tiles Q tile ``m_block`` reads: all of them, or with a causal mask (aligned bottom-right, as
     flash-attn's) those left of the diagonal; at least one, so a tile whose rows see no key still runs one
     (fully masked) iteration and writes O = 0, LSE = -inf."""
-    n = (geo.seqlen_k + geo.tile_n - 1) // geo.tile_n
+    n = (ext.seqlen_k + geo.tile_n - 1) // geo.tile_n
     if cutlass.const_expr(geo.causal):
-        last_col = (m_block + 1) * geo.rows + geo.seqlen_k - geo.seqlen_q  # one past the last key seen
+        last_col = (m_block + 1) * geo.rows + ext.seqlen_k - ext.seqlen_q  # one past the last key seen
         n = cutlass.min(n, (last_col + geo.tile_n - 1) // geo.tile_n)
     return cutlass.max(n, 1)
 
@@ -117,12 +122,12 @@ class SoftmaxState:
     row max, partial row sums and last rescale factors, all fp32 but P. Each MMA task owns one; TS hands it to the
     work as ``stage_info.task_cache`` (two tasks sharing one set of tensors made ptxas spill in the GEMM)."""
 
-    def __init__(self, geo: Geometry) -> None:
-        thr_qk = geo.mma_qk.get_slice(0)
-        thr_pv = geo.mma_pv.get_slice(0)
+    def __init__(self, geo: Geometry, mma_qk: Any, mma_pv: Any) -> None:
+        thr_qk = mma_qk.get_slice(0)
+        thr_pv = mma_pv.get_slice(0)
         self.s = cute.make_rmem_tensor(thr_qk.partition_shape_C((geo.task_rows, geo.tile_n)), cutlass.Float32)
         self.o = cute.make_rmem_tensor(thr_pv.partition_shape_C((geo.task_rows, geo.head_dim)), cutlass.Float32)
-        self.p = geo.mma_pv.make_fragment_A(thr_pv.partition_shape_A((geo.task_rows, geo.tile_n)))
+        self.p = mma_pv.make_fragment_A(thr_pv.partition_shape_A((geo.task_rows, geo.tile_n)))
         rows = cute.size(acc_mn_view(self.s), mode=[0])
         assert rows == cute.size(acc_mn_view(self.o), mode=[0]), "S and O must give a thread the same rows"
         assert cute.size(self.p) == cute.size(self.s), "P must hold all of S's elements"
@@ -131,40 +136,35 @@ class SoftmaxState:
         self.row_scale = cute.make_rmem_tensor(rows, cutlass.Float32)
 
 
+@dataclass(frozen=True)
+class _Static:
+    """A value a task keeps that TS's state threading must pass over (Geometry holds dtypes and CuTe layouts,
+    which do not flatten)."""
+
+    value: cutlass.Constexpr[Any]
+
+
 class AttentionTask(Task):
     """A task whose K/V loop runs as many trips as its tile has K/V tiles (``get_domain``; the GPU path) and that
     hands its work a cache of its own (``make_task_cache``: an MMA task's :class:`SoftmaxState`)."""
 
-    def __init__(self, *args: Any, geo: Any = None, cache: Any = None, **kwargs: Any) -> None:
-        self.geo = geo
+    def __init__(self, *args: Any, geo: Any = None, ext: Any = None, cache: Any = None, **kwargs: Any) -> None:
+        self.static = _Static(geo)
+        self.ext = ext
         self.cache = cache
         super().__init__(*args, **kwargs)
 
     @cute.jit
     def get_domain(self, tile_coord: Any) -> Any:
+        geo = self.static.value
         m, _, _ = tile_coord
-        if cutlass.const_expr(self.geo.causal):
-            m = self.geo.m_blocks - 1 - m
-        return kv_blocks(self.geo, m)
+        if cutlass.const_expr(geo.causal):
+            m = self.ext.m_blocks - 1 - m
+        return kv_blocks(geo, self.ext, m)
 
     @cute.jit
     def make_task_cache(self) -> Any:
         return self.cache
-
-
-@dataclass(kw_only=True)
-class GmemQKV(MemoryResource):
-    """Q, K and V in GMEM, seen by the load task as the index of the next K/V iteration."""
-
-    i: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
-
-    def __post_init__(self) -> None:
-        self.i = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0), docs="K/V iteration index")
-
-    @consumer_work(returns=i)
-    @cute.jit
-    def kv_coords(self, stage_info: StageInfo) -> cutlass.Int32:
-        return stage_info.loop_offset
 
 
 @cute.jit
@@ -190,6 +190,9 @@ class SmemQ(MemoryResource):
     geo: cutlass.Constexpr[Any] = None
     tma_atom: Any = None
     mQ: Any = None
+    ext: Any = None
+    mma_qk: Any = None
+    scale_log2: Any = None
     _q: cutlass.Constexpr[Any] = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -205,7 +208,7 @@ class SmemQ(MemoryResource):
     @producer_work
     @cute.jit
     def tma_load(self, stage_info: StageInfo) -> None:
-        m, h, b = tile_of(self.geo, stage_info)
+        m, h, b = tile_of(self.geo, self.ext, stage_info)
         sQ = self.tensor(stage_info)  # (rows, d, 1)
         gQ = cute.local_tile(self.mQ[None, None, h, b], (self.rows, self.head_dim), (m, 0))
         tQsQ, tQgQ = cute.nvgpu.cpasync.tma_partition(self.tma_atom, 0, cute.make_layout(1),
@@ -221,24 +224,24 @@ class SmemQ(MemoryResource):
         O rows must be rescaled by is kept (``rescale`` applies it once the PV wgmma reading O is done)."""
         geo = self.geo
         st = stage_info.task_cache
-        m, _, _ = tile_of(geo, stage_info)
-        n_block = kv_blocks(geo, m) - 1 - stage_info.loop_offset
+        m, _, _ = tile_of(geo, self.ext, stage_info)
+        n_block = kv_blocks(geo, self.ext, m) - 1 - stage_info.loop_offset
         _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)))
         s_mn = acc_mn_view(st.s)
         first_row = m * geo.rows + row0
         first_col = n_block * geo.tile_n
         # A tile needs a mask where it reaches past the last key or, causal, past the diagonal of its first row.
-        needs_mask = first_col + geo.tile_n > geo.seqlen_k
+        needs_mask = first_col + geo.tile_n > self.ext.seqlen_k
         if cutlass.const_expr(geo.causal):
-            needs_mask = needs_mask or first_col + geo.tile_n - 1 > first_row + geo.seqlen_k - geo.seqlen_q
+            needs_mask = needs_mask or first_col + geo.tile_n - 1 > first_row + self.ext.seqlen_k - self.ext.seqlen_q
         if needs_mask:
-            coords = acc_mn_view(geo.mma_qk.get_slice(tidx).partition_C(
+            coords = acc_mn_view(self.mma_qk.get_slice(tidx).partition_C(
                 cute.make_identity_tensor((geo.task_rows, geo.tile_n))))
             for r in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
                 row = first_row + coords[r, 0][0]
-                limit = geo.seqlen_k - first_col  # columns at or past it are masked
+                limit = self.ext.seqlen_k - first_col  # columns at or past it are masked
                 if cutlass.const_expr(geo.causal):
-                    limit = cutlass.min(limit, row + 1 + geo.seqlen_k - geo.seqlen_q - first_col)
+                    limit = cutlass.min(limit, row + 1 + self.ext.seqlen_k - self.ext.seqlen_q - first_col)
                 for c in cutlass.range_constexpr(cute.size(s_mn, mode=[1])):
                     if coords[r, c][1] >= limit:
                         s_mn[r, c] = -cutlass.Float32.inf
@@ -248,10 +251,10 @@ class SmemQ(MemoryResource):
                                                    threads_in_group=4)
             # A row that has seen only masked keys keeps max -inf; exponentiate against 0 so P = 0, not NaN.
             safe_max = 0.0 if new_max == -cutlass.Float32.inf else new_max
-            scaled_max = safe_max * geo.scale_log2
-            st.row_scale[r] = cute.math.exp2(st.row_max[r] * geo.scale_log2 - scaled_max, fastmath=True)
+            scaled_max = safe_max * self.scale_log2
+            st.row_scale[r] = cute.math.exp2(st.row_max[r] * self.scale_log2 - scaled_max, fastmath=True)
             st.row_max[r] = new_max
-            p = cute.math.exp2(row * geo.scale_log2 - scaled_max, fastmath=True)
+            p = cute.math.exp2(row * self.scale_log2 - scaled_max, fastmath=True)
             st.row_sum[r] = st.row_sum[r] * st.row_scale[r] + p.reduce(cute.ReductionOp.ADD, 0.0, 0)
             s_mn[r, None].store(p)
 
@@ -294,6 +297,9 @@ class SmemKV(MemoryResource):
     tma_atom_v: Any = None
     mK: Any = None
     mV: Any = None
+    ext: Any = None
+    mma_qk: Any = None
+    mma_pv: Any = None
     _kv: cutlass.Constexpr[Any] = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -305,15 +311,16 @@ class SmemKV(MemoryResource):
 
     @producer_work
     @cute.jit
-    def tma_load(self, stage_info: StageInfo, *, i: cutlass.Int32, operand: cutlass.Constexpr[str],
+    def tma_load(self, stage_info: StageInfo, *, operand: cutlass.Constexpr[str],
                  lag: cutlass.Constexpr[int] = 0) -> None:
-        """TMA load of K or V tile ``n_blocks - 1 - (i - lag)`` of this tile's KV head into the acquired stage."""
+        """TMA load of K or V tile ``n_blocks - 1 - (i - lag)`` of this tile's KV head into the acquired stage, for
+        K/V iteration ``i`` (the step's loop offset: 0 in the head, the last iteration in the tail)."""
         geo = self.geo
-        m, h, b = tile_of(geo, stage_info)
-        n_block = kv_blocks(geo, m) - 1 - (i - lag)
+        m, h, b = tile_of(geo, self.ext, stage_info)
+        n_block = kv_blocks(geo, self.ext, m) - 1 - (stage_info.loop_offset - lag)
         sKV = _smem_tensor(stage_info, self._kv.offset, geo.dtype, geo.kv_layout)  # (tile_n, d, stages)
         atom, mX = (self.tma_atom_k, self.mK) if cutlass.const_expr(operand == "K") else (self.tma_atom_v, self.mV)
-        gX = cute.local_tile(mX[None, None, h // geo.heads_per_kv, b], (self.tile_n, self.head_dim), (None, 0))
+        gX = cute.local_tile(mX[None, None, h // self.ext.heads_per_kv, b], (self.tile_n, self.head_dim), (None, 0))
         tXsX, tXgX = cute.nvgpu.cpasync.tma_partition(atom, 0, cute.make_layout(1),
                                                       cute.group_modes(sKV, 0, 2), cute.group_modes(gX, 0, 2))
         bar = cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr().toint(), cute.AddressSpace.smem)
@@ -322,7 +329,7 @@ class SmemKV(MemoryResource):
     @cute.jit
     def _operands(self, stage_info: StageInfo) -> tuple:
         geo = self.geo
-        sQ, _, tidx = _task_rows(geo, self.q.tensor(stage_info))
+        sQ, _, tidx = _task_rows(geo, self.q.tensor(stage_info)[None, None, 0])  # (task_rows, d)
         sKV = _smem_tensor(stage_info, self._kv.offset, geo.dtype, geo.kv_layout)
         return sQ, sKV, tidx
 
@@ -330,9 +337,8 @@ class SmemKV(MemoryResource):
     @cute.jit
     def multiply_qk(self, stage_info: StageInfo) -> None:
         """Issue S = Q K^T for the K tile in this stage (S overwritten) and commit it as one wgmma group."""
-        geo = self.geo
         sQ, sK, tidx = self._operands(stage_info)
-        mma = geo.mma_qk.__new_from_mlir_values__(geo.mma_qk.__extract_mlir_values__())
+        mma = self.mma_qk.__new_from_mlir_values__(self.mma_qk.__extract_mlir_values__())
         thr = mma.get_slice(tidx // 128 * 128)
         tSrQ = mma.make_fragment_A(thr.partition_A(sQ))
         tSrK = mma.make_fragment_B(thr.partition_B(sK))
@@ -340,7 +346,7 @@ class SmemKV(MemoryResource):
         mma.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, False)
         cute.nvgpu.warpgroup.fence()
         for kb in cutlass.range_constexpr(cute.size(tSrQ, mode=[2])):
-            cute.gemm(mma, acc, tSrQ[(None, None, kb, 0)], tSrK[(None, None, kb, stage_info.stage_idx)], acc)
+            cute.gemm(mma, acc, tSrQ[(None, None, kb)], tSrK[(None, None, kb, stage_info.stage_idx)], acc)
             mma.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, True)
         cute.nvgpu.warpgroup.commit_group()
 
@@ -349,15 +355,15 @@ class SmemKV(MemoryResource):
     def multiply_pv(self, stage_info: StageInfo) -> None:
         """Issue O += P V for the V tile in this stage, P from registers (the A operand), V^T from SMEM, and
         commit it as one wgmma group."""
-        geo = self.geo
         _, sV, tidx = self._operands(stage_info)
         # V^T: (d, tile_n, stages), head_dim contiguous (MN-major B operand).
         sVt = cute.composition(sV, cute.make_ordered_layout((self.head_dim, self.tile_n, cute.size(sV, mode=[2])),
                                                             order=(1, 0, 2)))
-        mma = geo.mma_pv
+        mma = self.mma_pv.__new_from_mlir_values__(self.mma_pv.__extract_mlir_values__())
         thr = mma.get_slice(tidx // 128 * 128)
         tOrV = mma.make_fragment_B(thr.partition_B(sVt))
         st = stage_info.task_cache
+        mma.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, True)  # O starts each tile at 0 (start_tile)
         cute.nvgpu.warpgroup.fence()
         for kb in cutlass.range_constexpr(cute.size(st.p, mode=[2])):
             cute.gemm(mma, st.o, st.p[(None, None, kb)], tOrV[(None, None, kb, stage_info.stage_idx)], st.o)
@@ -401,6 +407,8 @@ class SmemO(MemoryResource):
     head_dim: cutlass.Constexpr[int] = 128
     element_bytes: cutlass.Constexpr[int] = 2
     geo: cutlass.Constexpr[Any] = None
+    mma_pv: Any = None
+    scale_log2: Any = None
     _o: cutlass.Constexpr[Any] = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -425,7 +433,7 @@ class SmemO(MemoryResource):
             empty = total == 0.0  # every key masked: O = 0, LSE = -inf
             st.row_scale[r] = cute.arch.rcp_approx(1.0 if empty else total)
             st.row_sum[r] = -cutlass.Float32.inf if empty else (
-                st.row_max[r] * geo.scale_log2 + cute.math.log2(total, fastmath=True)) * LN_2
+                st.row_max[r] * self.scale_log2 + cute.math.log2(total, fastmath=True)) * LN_2
         o_mn = acc_mn_view(st.o)
         for r in cutlass.range_constexpr(cute.size(o_mn, mode=[0])):
             o_mn[r, None].store(o_mn[r, None].load() * st.row_scale[r])
@@ -433,7 +441,7 @@ class SmemO(MemoryResource):
         out.store(st.o.load().to(geo.dtype))
         sO, _, tidx = _task_rows(geo, self.tensor(stage_info)[None, None, 0])
         atom = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), geo.dtype)
-        r2s = cute.make_tiled_copy_C(atom, geo.mma_pv).get_slice(tidx)
+        r2s = cute.make_tiled_copy_C(atom, self.mma_pv).get_slice(tidx)
         cute.copy(atom, r2s.retile(out), r2s.partition_D(sO))
         # The TMA engine (async proxy) reads what these generic stores wrote.
         cute.arch.fence_proxy("async.shared", space="cta")
@@ -452,20 +460,22 @@ class GmemLse(MemoryResource):
 
     geo: cutlass.Constexpr[Any] = None
     mLSE: Any = None
+    ext: Any = None
+    mma_pv: Any = None
 
     @producer_work
     @cute.jit
     def store_lse(self, stage_info: StageInfo) -> None:
         geo = self.geo
         st = stage_info.task_cache
-        m, h, b = tile_of(geo, stage_info)
+        m, h, b = tile_of(geo, self.ext, stage_info)
         _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.head_dim)))
-        coords = acc_mn_view(geo.mma_pv.get_slice(tidx).partition_C(
+        coords = acc_mn_view(self.mma_pv.get_slice(tidx).partition_C(
             cute.make_identity_tensor((geo.task_rows, geo.head_dim))))
         if coords[0, 0][1] == 0:  # one thread of the four that share a row
             for r in cutlass.range_constexpr(cute.size(st.row_sum)):
                 row = m * geo.rows + row0 + coords[r, 0][0]
-                if row < geo.seqlen_q:
+                if row < self.ext.seqlen_q:
                     self.mLSE[b, h, row] = st.row_sum[r]
 
 
@@ -477,13 +487,14 @@ class GmemO(MemoryResource):
     store_warp: cutlass.Constexpr[int] = 0
     tma_atom: Any = None
     mO: Any = None
+    ext: Any = None
 
     @producer_work
     @cute.jit
     def tma_store(self, stage_info: StageInfo) -> None:
         o = self.o
         geo = o.geo
-        m, h, b = tile_of(geo, stage_info)
+        m, h, b = tile_of(geo, self.ext, stage_info)
         sO = o.tensor(stage_info)
         gO = cute.local_tile(self.mO[None, None, h, b], (o.rows, o.head_dim), (m, 0))
         tOsO, tOgO = cute.nvgpu.cpasync.tma_partition(self.tma_atom, 0, cute.make_layout(1),
