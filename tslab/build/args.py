@@ -10,34 +10,41 @@ from __future__ import annotations
 from typing import Any
 
 
-def dynamic_tensor(t: Any, divisibility: tuple[int, ...]) -> Any:
+def dynamic_tensor(t: Any, divisibility: tuple[int | None, ...]) -> Any:
     """``t`` (row-major, 16-byte aligned) as a CuTe tensor whose extents are runtime values, mode ``i``
-    promised a multiple of ``divisibility[i]``."""
+    promised a multiple of ``divisibility[i]`` (None: a mode the kernel was compiled for, left static)."""
     from cutlass.cute.runtime import from_dlpack
 
     out = from_dlpack(t, assumed_align=16)
     for mode, multiple in enumerate(divisibility):
-        out = out.mark_compact_shape_dynamic(mode=mode, divisibility=multiple)
+        if multiple is not None:
+            out = out.mark_compact_shape_dynamic(mode=mode, divisibility=multiple)
     return out
 
 
-def tensor_args(tensors: tuple, divisibility: tuple[tuple[int, ...], ...] | None) -> tuple:
-    """CuTe tensors of ``tensors``: static layouts, or dynamic ones when ``divisibility`` gives each's marks."""
+def tensor_args(tensors: tuple, divisibility: tuple[tuple[int | None, ...] | None, ...] | None) -> tuple:
+    """CuTe tensors of ``tensors``: static layouts, or dynamic ones when ``divisibility`` gives each's marks
+    (a None mark: an argument that is not a tensor, such as a scale, passed as it is)."""
     from cutlass.cute.runtime import from_dlpack
 
     if divisibility is None:
-        return tuple(from_dlpack(t, assumed_align=16) for t in tensors)
-    return tuple(dynamic_tensor(t, d) for t, d in zip(tensors, divisibility, strict=True))
+        return tuple(from_dlpack(t, assumed_align=16) if hasattr(t, "__dlpack__") else t for t in tensors)
+    return tuple(t if d is None else dynamic_tensor(t, d) for t, d in zip(tensors, divisibility, strict=True))
 
 
-def divisibility_of(fakes: tuple) -> tuple[tuple[int, ...], ...]:
-    """The marks :func:`tensor_args` needs for tensors passed where a compile saw ``fakes``: each mode's
-    promised divisibility, read from the compile-only stand-ins themselves (every extent symbolic)."""
+def divisibility_of(fakes: tuple) -> tuple[tuple[int | None, ...] | None, ...]:
+    """The marks :func:`tensor_args` needs for arguments passed where a compile saw ``fakes``: each tensor mode's
+    promised divisibility, read from the compile-only stand-ins themselves (None for a mode the compile fixed, such
+    as attention's head_dim, and for an argument that is not a tensor)."""
     from cutlass.cute.typing import SymInt
 
-    marks = []
+    marks: list[tuple[int | None, ...] | None] = []
     for fake in fakes:
-        if not all(isinstance(s, SymInt) for s in fake.shape):
-            raise ValueError(f"{fake}: not every extent is symbolic; a static mode cannot be marked dynamic")
-        marks.append(tuple(s.divisibility for s in fake.shape))
+        shape = getattr(fake, "shape", None)
+        if shape is None:
+            marks.append(None)
+            continue
+        if not any(isinstance(s, SymInt) for s in shape):
+            raise ValueError(f"{fake}: no extent is symbolic; a static tensor cannot be marked dynamic")
+        marks.append(tuple(s.divisibility if isinstance(s, SymInt) else None for s in shape))
     return tuple(marks)

@@ -16,6 +16,9 @@ from string import Template
 
 from .package_loader import LOAD_FUNCTION
 
+#: The package kinds these templates write (a kernel's ``RULES.package``).
+KINDS = ("copy", "gemm")
+
 COPY_DOC = '''"""$kernel compiled for $arch: copies a $dtype tensor (exported by tslab).
 
     import torch, $name

@@ -86,6 +86,10 @@ def export(
                        "shape= (CLI: --shape), or export one design for one shape")
     if dispatch is None:
         checked = [_checked(design, shape, dtype, launch, force)]
+        kind = checked[0].target.rules.package
+        if kind not in templates.KINDS:
+            raise GpuError(f"export of '{design.kernel}': its package kind {kind!r} has no template yet (tslab writes "
+                           f"{', '.join(templates.KINDS)} packages); compile it with tslab.gpu.compile meanwhile")
     else:
         checked = [_checked_rule(dispatch, i, dtype, launch, force) for i in range(len(dispatch.rules))]
     sms = sms or DEFAULT_SMS.get(arch, 132)

@@ -16,8 +16,8 @@ from ..core import registry
 from ..errors import DesignError, did_you_mean
 from .rules import KernelRules
 
-NAMES: tuple[str, ...] = ("grid_stride_copy", "tma_copy", "gemm_sm90", "gemm_sm100", "attention_tmem", "demo_deadlock",
-                          "demo_race", "demo_overflow", "demo_routing", "demo_guards")
+NAMES: tuple[str, ...] = ("grid_stride_copy", "tma_copy", "gemm_sm90", "gemm_sm100", "attention_sm90", "attention_tmem",
+                          "demo_deadlock", "demo_race", "demo_overflow", "demo_routing", "demo_guards")
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,8 @@ class KernelRules:
     names the module holding ``launch``, ``launch_constants`` and ``fake_args`` when they are not in the kernel's
     own module (so a CPU check imports no launch code). ``archs``, where given, are the only GPU archs the kernel
     compiles for and runs on (a Blackwell kernel's tcgen05 MMAs, TMEM and CLC exist nowhere else); ``gpu_name``
-    says in words which GPUs those are.
+    says in words which GPUs those are. ``variants`` = ``(param, values)`` names a design param an exported package
+    chooses at each call (attention's ``causal``): the export compiles the design once per value.
     """
 
     dtypes: tuple[str, ...]
@@ -94,6 +95,7 @@ class KernelRules:
     launch_module: str | None = None
     archs: tuple[str, ...] | None = None
     gpu_name: str = ""
+    variants: tuple[str, tuple] | None = None
 
     def arch_error(self, kernel: str, arch: str, what: str) -> str | None:
         """Why ``what`` of ``kernel`` cannot be for ``arch`` (one sentence with the fix), or None when it can."""

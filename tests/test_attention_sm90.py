@@ -1,0 +1,140 @@
+"""The Hopper attention design on the CPU: its variants SAFE, what the Studio draws, the unsafe edits caught."""
+
+from __future__ import annotations
+
+import pytest
+
+import tslab
+from tslab.errors import DesignError
+from tslab.kernels import attention_sm90 as attn
+
+VARIANTS = [
+    {},
+    {"overlap": False},
+    {"schedule": "cooperative"},
+    attn.ONE_WARPGROUP,
+    {**attn.ONE_WARPGROUP, "overlap": False},
+    {"persistent": True},
+    {"causal": True},
+    {"tile_n": 96, "kv_stages": 6},
+    attn.HEAD_DIM_64,
+    {"wg_rows": 128, "head_dim": 64, "tile_n": 64},
+    attn.ALIASED,
+    {"kv_stages": 3},
+    {"kv_tiles": 1},
+]
+
+
+@pytest.mark.parametrize("params", VARIANTS, ids=str)
+def test_variants_are_safe(params):
+    verdict = tslab.check(attn.design(**params))
+    assert verdict.status == "SAFE", verdict.text()
+
+
+@pytest.mark.parametrize("params", [{}, {"overlap": False}, {"persistent": True}, attn.ONE_WARPGROUP],
+                         ids=str)
+def test_ts_own_search_agrees(params):
+    assert tslab.check(attn.design(**params), strategy="ts").status == "SAFE"
+
+
+def test_pingpong_is_two_tasks_that_take_turns_and_get_the_registers():
+    """Each ping-pong warpgroup is a TS task with registers of its own; MmaTask0 acquires and commits the turn ring,
+    MmaTask1 waits on it and releases it; setmaxnreg moves registers from the load/epilogue warpgroup to them."""
+    tasks = {t.name: t for t in attn.build().tasks}
+    assert [(tasks[n].warp_idx, tasks[n].num_warps, tasks[n].num_registers) for n in ("MmaTask0", "MmaTask1")] == [
+        (0, 4, 240), (4, 4, 240)]
+    assert [(tasks[n].warp_idx, tasks[n].num_warps, tasks[n].num_registers) for n in ("LoadTask", "EpilogueTask")] == [
+        (8, 1, 24), (9, 3, 24)]
+    turn0 = [s[1] for s in attn.design().schedule("MmaTask0") if s[0] == "mma_turn"]
+    turn1 = [s[1] for s in attn.design().schedule("MmaTask1") if s[0] == "mma_turn"]
+    assert turn0[:3] == ["ProducerAcquire", "ProducerWork", "ProducerCommit"]
+    assert turn1[:3] == ["ConsumerWait", "ConsumerWork", "ConsumerRelease"]
+    assert attn.block_warps(attn.PARAMS) == 12
+    # TS's rule: the tasks' changes from the even share (65,536 / 384 -> 168 a thread) sum to at most 0.
+    assert 8 * (168 - attn.REGISTERS["mma"]) + 4 * (168 - attn.REGISTERS["other"]) <= 0
+
+
+def test_the_ring_is_filled_in_the_order_the_warpgroups_read_it():
+    """With the overlap: K0, then K_i before V_i-1, then V_last; without: K_i, V_i."""
+    loads = [s for s in attn.design().schedule("LoadTask") if s[3] == "tma_load" and s[0] == "smem_kv"]
+    assert [s[2] for s in loads] == ["Head", "Loop", "Loop", "Tail"]
+    plain = [s for s in attn.design(overlap=False).schedule("LoadTask") if s[3] == "tma_load" and s[0] == "smem_kv"]
+    assert [s[2] for s in plain] == ["Loop", "Loop"]
+
+
+def test_memory_map_and_flow_are_there_for_the_studio():
+    verdict = tslab.check(attn.design())
+    layout = {row["name"]: row for row in verdict.layout_rows()}
+    assert layout["q_buf"]["size"] == 128 * 128 * 2 and layout["o_buf"]["size"] == 128 * 128 * 2
+    assert layout["kv_buf"]["size"] == 4 * 128 * 128 * 2
+    rings = verdict.rings()
+    assert rings["smem_kv"]["num_stages"] == 4 and rings["smem_q"]["num_stages"] == 1
+    assert rings["mma_turn"]["num_stages"] == 1
+    mime = verdict.to_mime()
+    assert {t["name"] for t in mime["tasks"]} == {"LoadTask", "MmaTask0", "MmaTask1", "EpilogueTask"}
+    assert {r["task"] for r in mime["schedule"]} >= {"MmaTask0", "MmaTask1"}
+
+
+def test_studio_opens_the_design():
+    pytest.importorskip("ipywidgets")
+    from tslab.widgets import Studio
+
+    studio = Studio(attn.design())
+    studio.wait()
+    assert studio.verdict.status == "SAFE"
+
+
+@pytest.mark.parametrize("params", [{}, attn.ONE_WARPGROUP, {"schedule": "cooperative"}], ids=str)
+def test_a_ring_too_shallow_for_the_overlap_deadlocks(params):
+    """With the overlap a warpgroup waits for K_i before it releases V_i-1: one K/V stage cannot hold both."""
+    verdict = tslab.check(attn.design(**params, kv_stages=1))
+    assert verdict.status == "DEADLOCK" and verdict.trace is not None
+    assert "smem_kv.ProducerAcquire" in verdict.errors[0].message
+    text = verdict.trace.text()
+    assert "ConsumerWait(smem_kv)" in text and "DEADLOCK at cursors" in text
+
+
+def test_one_stage_is_enough_without_the_overlap():
+    assert tslab.check(attn.design(**attn.ONE_WARPGROUP, kv_stages=1, overlap=False)).status == "SAFE"
+
+
+def test_o_over_q_in_the_pingpong_races():
+    """Staging O over Q's bytes is safe for one warpgroup, but in the ping-pong one warpgroup writes its O while
+    the other may still multiply with Q: TS's checker names both (a counterexample, step by step)."""
+    verdict = tslab.check(attn.design().with_alias_groups([[["q_buf"], ["o_buf"]]]))
+    assert verdict.status == "RACE" and verdict.trace is not None
+    assert "writes smem_o while MmaTask" in verdict.errors[0].message and "smem_q" in verdict.errors[0].message
+
+
+def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
+    """Moving the K/V release ahead of the wgmma that reads the stage: TS refuses the schedule (the work would
+    run on a stage no longer held)."""
+    design = attn.design(**attn.ONE_WARPGROUP)
+    steps = design.schedule("MmaTask")
+    release = next(i for i, s in enumerate(steps) if s[:3] == ("smem_kv", "ConsumerRelease", "Loop"))
+    qk = next(i for i, s in enumerate(steps) if s[3] == "multiply_qk" and s[2] == "Loop")
+    moved = list(steps)
+    moved.insert(qk, moved.pop(release))
+    verdict = tslab.check(design.with_schedule("MmaTask", moved))
+    assert verdict.status == "INVALID"
+    assert "ConsumerWork group before ConsumerWait for resource 'smem_kv'" in verdict.errors[0].message
+
+
+@pytest.mark.parametrize(("params", "match"), [
+    ({"head_dim": 96}, "param 'head_dim'.*not 64 or 128"),
+    ({"dtype": "fp32"}, "param 'dtype'"),
+    ({"schedule": "ping-pong"}, "did you mean 'pingpong'"),
+    ({"mma_warpgroups": 1}, "param 'mma_warpgroups'.*two warpgroups"),
+    ({"mma_warpgroups": 3, "schedule": "cooperative"}, "param 'mma_warpgroups'.*not 1 or 2"),
+    ({"wg_rows": 96}, "param 'wg_rows'"),
+    ({"tile_n": 120}, "param 'tile_n'.*multiple of 16"),
+    ({"tile_n": 256}, r"64 x 256 with head_dim=128 needs 256 registers"),
+    ({"tile_n": 176}, r"64 x 176 with head_dim=128 needs 196 registers per MMA thread for S, P and O, over 160"),
+    ({"wg_rows": 128}, r"128 x 128 with head_dim=128 needs 320 registers"),
+    ({"kv_stages": 0}, "param 'kv_stages'"),
+    ({"causal": 1}, "param 'causal'.*not a bool"),
+    ({"epilogue": "aliased", "persistent": True}, "param 'epilogue'.*persistent=True"),
+])
+def test_invalid_params_name_the_param(params, match):
+    with pytest.raises(DesignError, match=match):
+        attn.build(**params)

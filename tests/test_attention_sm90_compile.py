@@ -1,0 +1,60 @@
+"""attention_sm90 compiled for sm_90a on a machine without a GPU: wgmma, TMA, setmaxnreg, no spills, no C75xx."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from tslab.build.targets import resolve
+from tslab.gpu.worker import run_job
+from tslab.kernels import attention_sm90 as attn
+
+SHAPE = (2, 1000, 1000, 4, 2)  # batch, seqlen_q, seqlen_k, heads, heads_kv: tails in both sequences, GQA 2
+
+
+def _compile(params: dict, *, dynamic: bool = True) -> dict:
+    """The compile job ``tslab.gpu.compile`` runs (in its worker), with runtime extents unless ``dynamic=False``."""
+    target = resolve(attn.design(**params), SHAPE)
+    if dynamic:
+        target = dataclasses.replace(target, dynamic=True)
+    return run_job("tslab.build.compile:compile_job", {"target": target.to_dict(), "arch": "sm_90a", "sms": 132},
+                   timeout=900, what="compile of 'attention_sm90' for sm_90a")
+
+
+CASES = [
+    ({}, True),  # the default: ping-pong, overlap, bf16, head_dim 128, runtime extents
+    ({}, False),
+    ({"causal": True, "dtype": "fp16"}, True),
+    ({**attn.HEAD_DIM_64, "causal": True}, True),
+    ({"overlap": False}, True),
+    ({"schedule": "cooperative"}, True),
+    (attn.ONE_WARPGROUP, True),
+]
+
+
+@pytest.mark.parametrize(("params", "dynamic"), CASES, ids=str)
+def test_compiles_without_spills_or_serialised_wgmma(params, dynamic):
+    out = _compile(params, dynamic=dynamic)
+    p = {**attn.PARAMS, **params}
+    dtype = {"bf16": "bf16", "fp16": "f16"}[p["dtype"]]
+    assert f"wgmma.mma_async.sync.aligned.m64n{p['tile_n']}k16.f32.{dtype}.{dtype}" in out["ptx"]  # S = Q K^T
+    assert f"wgmma.mma_async.sync.aligned.m64n{p['head_dim']}k16.f32.{dtype}.{dtype}" in out["ptx"]  # O += P V
+    assert "cp.async.bulk.tensor.4d.shared::cta.global" in out["ptx"]  # TMA loads of Q, K, V
+    assert "cp.async.bulk.tensor.4d.global.shared::cta" in out["ptx"]  # TMA store of O
+    assert "stmatrix.sync.aligned" in out["ptx"] and "ex2.approx" in out["ptx"]
+    assert out["spill_stores"] == 0 and out["spill_loads"] == 0 and out["stack_frame"] == 0, out["log"][-3000:]
+    assert not re.search(r"\(C75\d\d\)", out["log"]), out["log"][-3000:]
+    if p["mma_warpgroups"] == 2:
+        assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+240", out["ptx"])
+        assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+24", out["ptx"])
+        assert ".reqntid 384" in out["ptx"]
+
+
+def test_pingpong_issues_each_gemm_once_per_step_without_injected_waits():
+    """Per warpgroup body: the head's S, the loop's S and PV, the tail's PV (8 k16 steps each for head_dim 128),
+    and one wgmma wait per release that needs one: ptxas adds no wgmma of its own."""
+    out = _compile({})
+    assert out["ptx"].count("wgmma.mma_async") == 2 * 4 * 8  # two warpgroup tasks x four GEMMs x 8 k-steps
+    assert out["ptx"].count("wgmma.wait_group.sync.aligned") == 2 * 4

@@ -1,0 +1,116 @@
+"""On a GPU: attention_sm90 matches an fp32 torch reference (O and LSE) on fresh inputs, one compile with runtime
+batch, sequence lengths and heads serving every shape: tails, s = 1, causal and not, GQA 1, 4, 8, head_dim 64, 128."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from tslab.gpu import device
+from tslab.kernels import attention_sm90 as attn
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no NVIDIA GPU here")]
+
+#: (batch, seqlen_q, seqlen_k, heads, heads_kv): tile multiples, tails of Q and of K/V, one row, one key, more queries
+#: than keys (causal rows that see no key), GQA ratios 1, 4 and 8, more tiles than SMs.
+SHAPES = [
+    (1, 128, 128, 1, 1), (2, 1000, 1000, 4, 4), (1, 1, 1, 2, 2), (1, 1, 777, 8, 1), (3, 77, 300, 8, 2),
+    (2, 513, 129, 4, 1), (1, 129, 1000, 8, 8), (2, 256, 4096, 16, 2), (1, 4096, 4096, 4, 4), (4, 300, 77, 4, 4),
+    (1, 2048, 2048, 32, 4), (2, 64, 64, 8, 1), (1, 1023, 1025, 2, 1), (5, 200, 200, 2, 2),
+]
+HEAD_DIM_PARAMS = {128: {}, 64: attn.HEAD_DIM_64}
+
+
+def reference(q, k, v, causal: bool, scale: float):
+    """fp32 attention in flash-attn's layout: O (b, s_q, h, d) and LSE (b, h, s_q); GQA by repeating K/V heads;
+    the causal mask aligned bottom-right; a row that sees no key gives O = 0 and LSE = -inf."""
+    import torch
+
+    s_q, h = q.shape[1], q.shape[2]
+    s_k, h_kv = k.shape[1], k.shape[2]
+    qf, kf, vf = (t.float().transpose(1, 2) for t in (q, k, v))  # (b, h, s, d)
+    kf, vf = (t.repeat_interleave(h // h_kv, dim=1) for t in (kf, vf))
+    scores = qf @ kf.transpose(-1, -2) * scale
+    if causal:
+        rows = torch.arange(s_q, device=q.device)[:, None]
+        cols = torch.arange(s_k, device=q.device)[None, :]
+        scores = scores.masked_fill(cols > rows + s_k - s_q, float("-inf"))
+    lse = torch.logsumexp(scores, dim=-1)
+    p = torch.exp(scores - lse[..., None]).nan_to_num(0.0)
+    return (p @ vf).transpose(1, 2), lse
+
+
+def _run(design, shape, *, seed: int, scale: float | None = None):
+    import torch
+
+    from tslab.build.args import tensor_args
+    from tslab.build.compile import compiled, tensor_marks
+    from tslab.build.targets import resolve
+    from tslab.gpu.jobs import _stream
+
+    b, s_q, s_k, h, h_kv = shape
+    d = design.params["head_dim"]
+    dtype = getattr(torch, attn.DTYPES[design.params["dtype"]])
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn((b, s_q, h, d), device="cuda", dtype=dtype, generator=gen)
+    k = torch.randn((b, s_k, h_kv, d), device="cuda", dtype=dtype, generator=gen)
+    v = torch.randn((b, s_k, h_kv, d), device="cuda", dtype=dtype, generator=gen)
+    o = torch.full_like(q, float("nan"))
+    lse = torch.full((b, h, s_q), float("nan"), device="cuda", dtype=torch.float32)
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    info = device()
+    target = dataclasses.replace(resolve(design, (1, 1, 1, 1, 1)), shape=shape, dynamic=True)
+    fn = compiled(target, info.sm_count, info.arch)
+    import cutlass
+
+    fn(*tensor_args((q, k, v, o, lse, cutlass.Float32(scale)), tensor_marks(target)), _stream())
+    torch.cuda.synchronize()
+    ref_o, ref_lse = reference(q, k, v, design.params["causal"], scale)
+    return o, lse, ref_o, ref_lse
+
+
+def _check(o, lse, ref_o, ref_lse, dtype_name):
+    """O within four roundings of its dtype of the fp32 O (relative, Frobenius), every element written; LSE within
+    1e-3 relative, -inf where a row sees no key."""
+    unit = {"fp16": 2.0**-11, "bf16": 2.0**-8}[dtype_name]
+    assert not o.isnan().any(), "O has elements the kernel did not write"
+    err = ((o.float() - ref_o).norm() / ref_o.norm().clamp_min(1e-30)).item()
+    assert err <= 4 * unit, err
+    finite = ref_lse.isfinite()
+    assert (lse[~finite] == float("-inf")).all(), "rows that see no key must have LSE = -inf"
+    assert ((lse[finite] - ref_lse[finite]).abs() <= 1e-3 * (1 + ref_lse[finite].abs())).all()
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("head_dim", [128, 64])
+@pytest.mark.parametrize("causal", [False, True])
+def test_matches_fp32_reference_on_every_shape(dtype, head_dim, causal):
+    """One compile per (dtype, head_dim, causal), 14 shapes each: 28 shapes per dtype and head_dim."""
+    design = attn.design(dtype=dtype, causal=causal, **HEAD_DIM_PARAMS[head_dim])
+    for i, shape in enumerate(SHAPES):
+        o, lse, ref_o, ref_lse = _run(design, shape, seed=i)
+        _check(o, lse, ref_o, ref_lse, dtype)
+
+
+VARIANTS = [
+    {"overlap": False}, {"schedule": "cooperative"}, attn.ONE_WARPGROUP, {**attn.ONE_WARPGROUP, "overlap": False},
+    {"persistent": True}, {"persistent": True, "causal": True}, {"tile_n": 96, "kv_stages": 6}, attn.ALIASED,
+    {"kv_stages": 2},
+    {"wg_rows": 128, "head_dim": 64, "tile_n": 64},
+]
+
+
+@pytest.mark.parametrize("params", VARIANTS, ids=str)
+def test_variants_match_fp32_reference(params):
+    design = attn.design(**params)
+    for i, shape in enumerate(SHAPES[:8]):
+        o, lse, ref_o, ref_lse = _run(design, shape, seed=100 + i)
+        _check(o, lse, ref_o, ref_lse, design.params["dtype"])
+
+
+def test_a_scale_of_the_callers_own():
+    design = attn.design()
+    o, lse, ref_o, ref_lse = _run(design, (2, 300, 500, 4, 2), seed=9, scale=0.37)
+    _check(o, lse, ref_o, ref_lse, "bf16")

@@ -1,0 +1,436 @@
+"""Hopper attention forward: a TMA load warp fills Q and a K/V ring, wgmma warpgroups run the online softmax in
+registers (FlashAttention-3's ping-pong and intra-warpgroup overlap as TS resources), an epilogue stores O by TMA.
+
+O = softmax(Q K^T * scale [causal mask]) V and the row log-sum-exp LSE = max * scale + log(sum), for fp16 or bf16
+Q, K, V, O in flash-attn's ``(batch, seqlen, heads, head_dim)`` layout (LSE fp32 ``(batch, heads, seqlen_q)``),
+head_dim 64 or 128, query heads a multiple of the K/V heads (grouped-query attention), any sequence lengths (the
+last K/V tile is masked past seqlen_k, Q rows past seqlen_q are zero-filled by TMA and their O rows clipped). The
+causal mask is aligned bottom-right, as flash-attn's. A block computes one Q tile of ``wg_rows x mma_warpgroups``
+rows of one (batch, head): one tile per block (causal tiles longest first), or with ``persistent=True`` the tiles
+TS's ``WorkQueue`` (static persistent scheduler) hands it. The K/V loop of a tile runs as many trips as it has K/V
+tiles (``AttentionTask.get_domain``: all of them, or those left of the causal diagonal), from the last to the
+first, so the tiles that need a mask come first. The same resources and tasks are checked on the CPU
+(``design()``, ``kv_tiles`` trips) and run on the GPU (:mod:`tslab.kernels.attention_sm90_launch`).
+
+Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
+
+    Q, K, V --LoadTask [warp W]: Q -> smem_q (TmaAsync, 1 stage); K0; loop i >= 1: K_i, V_i-1; V_last
+               -> smem_kv (TmaAsync, kv_stages; a stage holds a K or a V tile, in the order they are read)
+    smem_q, smem_kv --MmaTask0 [warps 0-3], MmaTask1 [warps 4-7] (ping-pong; one MmaTask [warps 0..W-1]
+               otherwise), each with registers of its own (S, P, O, row max and sums):
+               head: wait Q; start; wait K0 -> [turn] S = Q K0^T [turn] -> wait S -> release K0 -> softmax -> P
+               loop i >= 1: wait K_i -> [turn] S = Q K_i^T; wait V_i-1 -> O += P V_i-1 [turn] -> wait S ->
+               release K_i -> softmax (under the PV wgmma) -> wait PV -> release V_i-1 -> rescale O, P = S
+               tail: wait V_last -> [turn] O += P V_last [turn] -> wait PV -> release; release Q; acquire smem_o
+               -> O / sum -> stmatrix -> commit; LSE -> gmem_lse
+    smem_o  --EpilogueTask [warps W+1..W+3]: wait -> TMA store O -> release--> gmem_o
+    [turn] = mma_turn (AsyncAsync, 1 stage, ping-pong only): MmaTask0 acquires and commits it around its GEMMs,
+             MmaTask1 waits and releases it around its own, so the two issue their wgmmas in turns
+    overlap=False: loop i: wait K_i -> [turn] S [turn] -> wait S -> release -> softmax, rescale -> wait V_i ->
+             [turn] O += P V_i [turn] -> wait PV -> release (the ring is filled K0, V0, K1, V1, ...)
+    persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
+             work_queue: wait -> get_and_advance_work_tile -> release
+
+Resources:
+    SmemQ     the Q tile, allocation ``q_buf``; the online softmax (``softmax``, ``rescale``) is its consumer work,
+              as it runs over its rows while the tile is held
+    SmemKV    the K/V ring, allocation ``kv_buf``; the wgmmas are its consumer work. With the overlap a warpgroup
+              holds K_i and V_i-1 at once: one stage deadlocks, which TS's checker shows
+    MmaTurn   ``mma_turn``: no memory, the warpgroups' turn to issue wgmmas (ping-pong)
+    SmemO     the O tile staged for the TMA store, allocation ``o_buf`` (AsyncAsync, 1 stage); with
+              ``epilogue='aliased'`` it shares Q's bytes through an alias group (one tile per block only)
+    GmemLse   the LSE, stored from registers; GmemO the output, stored by TMA
+    WorkQueue (persistent only) TS's static persistent tile scheduler over (m_blocks, heads, batch)
+Tasks:
+    MmaTask   warps 0..W-1: ping-pong: ``MmaTask0``, ``MmaTask1``, a warpgroup each (64 or 128 rows each);
+              cooperative: one task of both warpgroups, no turns; one warpgroup: one task (no setmaxnreg: 256
+              threads have 255 registers each)
+    LoadTask  warp W: one elected thread issues the TMA loads (setmaxnreg 24)
+    EpilogueTask warps W+1..W+3: one issues the TMA store of O (setmaxnreg 24; the load warp and these three form
+              the warpgroup whose registers go to the MMA warpgroups: 2 x 128 x 240 + 128 x 24 = 64,512)
+
+What TS 4.8.1 cannot express, and how the kernel does it instead: a wgmma is asynchronous, but TS treats consumer
+work as done when its step ends, so the waits for the wgmma groups are work steps of their own (``wgmma_wait``,
+placed where the release that depends on them follows); TS checks the order of the steps, not that a wgmma group
+is complete at the release. The mask and the number of K/V trips per tile are runtime values; the checker sees one
+tile of ``kv_tiles`` trips (and an export checks every trip count from 1 to 2 x kv_stages + 1). FlashAttention-3
+orders its warpgroups with named barriers (bar.sync / bar.arrive); TS has no named-barrier resource, so the turn is
+an mbarrier ring (``mma_turn``), which TS sees and checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cutlass import pipeline
+from cutlass.experimental.task_scheduling.resources import MemoryResource, PipelineConfig, WorkQueue
+from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
+from cutlass.experimental.task_scheduling.task import Task
+
+from ..core.blueprint import Blueprint
+from ..errors import DesignError, did_you_mean
+from .attention_sm90_resources import (
+    AttentionTask,
+    GmemLse,
+    GmemO,
+    MmaTurn,
+    SmemKV,
+    SmemO,
+    SmemQ,
+)
+from .rules import KernelRules, ShapeRule
+
+NAME = "attention_sm90"
+SUMMARY = ("Hopper attention: TMA -> Q + K/V ring -> ping-pong wgmma warpgroups, online softmax in registers, "
+           "P as the PV wgmma's A operand -> TMA store of O, LSE")
+#: Defaults: FlashAttention-3's configuration for head_dim 128: 128-row Q tiles as two ping-pong warpgroups of 64
+#: rows, 128-wide K/V tiles, the intra-warpgroup overlap, four K/V stages (two K and two V tiles in flight).
+PARAMS: dict[str, Any] = {
+    "head_dim": 128, "dtype": "bf16", "causal": False, "wg_rows": 64, "tile_n": 128, "kv_stages": 4,
+    "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False, "epilogue": "dedicated",
+    "kv_tiles": 3,
+}
+#: head_dim 64: the same 128-row tiles and 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
+HEAD_DIM_64: dict[str, Any] = {"head_dim": 64, "tile_n": 128, "kv_stages": 4}
+#: One warpgroup of 64 rows, no partner to take turns with (the teaching baseline of the ping-pong).
+ONE_WARPGROUP: dict[str, Any] = {"mma_warpgroups": 1, "schedule": "cooperative"}
+#: O staged over Q's bytes (FlashAttention-3's SMEM saving): the MMA warpgroup releases Q before it writes O, and
+#: with one tile per block nothing loads Q again; TS checks the alias group.
+ALIASED: dict[str, Any] = {**ONE_WARPGROUP, "epilogue": "aliased"}
+#: ``dedicated``: O has SMEM of its own; ``aliased``: O takes Q's bytes (alias group ``[["q_buf"], ["o_buf"]]``).
+EPILOGUES = ("dedicated", "aliased")
+DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
+HEAD_DIMS = (64, 128)
+WG_ROWS = (64, 128)
+MMA_WARPGROUPS = (1, 2)
+#: ``pingpong``: each warpgroup is a TS task of its own and the two issue their GEMMs in turns (``mma_turn``);
+#: ``cooperative``: one task of both warpgroups, which issue whenever they are ready.
+MMA_SCHEDULES = ("pingpong", "cooperative")
+#: K/V tile widths: the QK^T wgmma's N (a multiple of 8 up to 256) and the PV wgmma's K (a multiple of 16).
+TILE_N = tuple(range(64, 257, 16))
+#: Registers per MMA thread (setmaxnreg) and per thread of the load/epilogue warpgroup, FlashAttention-3's split:
+#: TS requires each task's change from the launch's even share (65,536 / 384 threads -> 168) to sum to <= 0:
+#: 8 warps x (168 - 240) + 4 warps x (168 - 24) = 0.
+REGISTERS = {"mma": 240, "other": 24}
+#: fp32 S + fp32 O + 16-bit P registers a thread may hold (what 240 leaves after addresses, loop state, row
+#: statistics and the epilogue's conversion). FlashAttention-3's 64 x 176 tile at head_dim 128 holds 196; here it
+#: spilled 1.5 KB and drew ptxas' injected warpgroup.arrive (C7519) when compiled, as did 64 x 192 at head_dim 64
+#: (176): 160 is the largest that compiled clean (64 x 128 at head_dim 128).
+MAX_TILE_REGISTERS = 160
+#: The epilogue warps: three, one of which stores, so that with the load warp they fill one warpgroup.
+EPILOGUE_WARPS = 3
+
+
+def mma_threads(params: dict[str, Any]) -> int:
+    return 128 * params["mma_warpgroups"]
+
+
+def block_warps(params: dict[str, Any]) -> int:
+    """Warps per block: the MMA warpgroups, the load warp and the epilogue warps (one warpgroup)."""
+    return 4 * params["mma_warpgroups"] + 1 + EPILOGUE_WARPS
+
+
+def tile_rows(params: dict[str, Any]) -> int:
+    """Rows of Q per tile: every MMA warpgroup's."""
+    return params["wg_rows"] * params["mma_warpgroups"]
+
+
+def tile_registers(params: dict[str, Any]) -> int:
+    """fp32 S, fp32 O and 16-bit P registers per MMA thread (each warpgroup holds its own rows)."""
+    rows = params["wg_rows"]
+    return rows * params["tile_n"] // 128 + rows * params["head_dim"] // 128 + rows * params["tile_n"] // 256
+
+
+def validate(params: dict[str, Any]) -> None:
+    """Raise :class:`DesignError` naming the param and what is allowed for any invalid combination. The K/V ring's
+    depth is left to TS's checker (one stage deadlocks with the overlap, and the checker shows how)."""
+
+    def bad(name: str, message: str, hint: str) -> DesignError:
+        return DesignError("invalid-config", f"kernel '{NAME}' param '{name}'", message, hint)
+
+    p = params
+    for name, allowed in (("dtype", tuple(DTYPES)), ("schedule", MMA_SCHEDULES), ("epilogue", EPILOGUES)):
+        if p[name] not in allowed:
+            raise DesignError("input", f"kernel '{NAME}' param '{name}'", f"{name}={p[name]!r} is not supported",
+                              did_you_mean(str(p[name]), list(allowed)))
+    for name in ("causal", "overlap", "persistent"):
+        if not isinstance(p[name], bool):
+            raise bad(name, f"{name}={p[name]!r} is not a bool", "use True or False")
+    if p["head_dim"] not in HEAD_DIMS:
+        raise bad("head_dim", f"head_dim={p['head_dim']!r} is not 64 or 128",
+                  "use 64 or 128 (one or two 128-byte swizzle rows of 16-bit elements)")
+    if p["mma_warpgroups"] not in MMA_WARPGROUPS:
+        raise bad("mma_warpgroups", f"mma_warpgroups={p['mma_warpgroups']!r} is not 1 or 2",
+                  "use 2 warpgroups (ping-pong or cooperative) or 1")
+    if p["schedule"] == "pingpong" and p["mma_warpgroups"] != 2:
+        raise bad("mma_warpgroups", f"mma_warpgroups={p['mma_warpgroups']!r} with schedule='pingpong': ping-pong "
+                  "needs two warpgroups to take turns", "use mma_warpgroups=2, or schedule='cooperative'")
+    if p["wg_rows"] not in WG_ROWS:
+        raise bad("wg_rows", f"wg_rows={p['wg_rows']!r} is not 64 or 128",
+                  "a warpgroup's wgmma covers 64 rows: use 64, or 128 (two wgmmas a K step)")
+    if p["tile_n"] not in TILE_N:
+        raise bad("tile_n", f"tile_n={p['tile_n']!r} is not a multiple of 16 in 64..256",
+                  "use one of " + ", ".join(map(str, TILE_N)) + ": P feeds the PV wgmma in steps of 16 keys")
+    if p["epilogue"] == "aliased" and p["persistent"]:
+        raise bad("epilogue", "epilogue='aliased' with persistent=True: the load warp fills the next tile's Q "
+                  "while the TMA store still reads the O tile staged over it",
+                  "use epilogue='dedicated' with persistent=True")
+    need = tile_registers(p)
+    if need > MAX_TILE_REGISTERS:
+        raise bad("tile_n", f"wg_rows x tile_n = {p['wg_rows']} x {p['tile_n']} with head_dim={p['head_dim']} needs "
+                  f"{need} registers per MMA thread for S, P and O, over {MAX_TILE_REGISTERS}",
+                  "use a narrower tile_n or wg_rows=64 (e.g. tile_n=128)")
+    for name, low in (("kv_stages", 1), ("kv_tiles", 1)):
+        if name not in p:  # the GPU kernel's params: its trips are each tile's own (AttentionTask.get_domain)
+            continue
+        if not isinstance(p[name], int) or isinstance(p[name], bool) or p[name] < low:
+            raise bad(name, f"{name}={p[name]!r} is not an int >= {low}",
+                      "use 2 or more K/V stages (4 is the default)" if name == "kv_stages"
+                      else "the CPU check runs kv_tiles K/V iterations per tile: use 1 or more")
+
+
+def _shape_rule(params: dict[str, Any], dtype: str) -> ShapeRule:
+    return ShapeRule(("batch", "seqlen_q", "seqlen_k", "heads", "heads_kv"), (1, 1, 1, 1, 1), (1, 1, 1, 1, 1),
+                     f"q (batch, seqlen_q, heads, {params['head_dim']}) and k, v (batch, seqlen_k, heads_kv, "
+                     f"{params['head_dim']}) of one dtype, heads a multiple of heads_kv",
+                     ("", "", "", "", "heads must be a multiple of heads_kv"))
+
+
+def _refuse(params: dict[str, Any], shape: tuple[int, ...], dtype: str) -> str | None:
+    _, _, _, heads, heads_kv = shape
+    if heads % heads_kv:
+        return (f"heads={heads} is not a multiple of heads_kv={heads_kv}; grouped-query attention needs each K/V "
+                "head shared by the same number of query heads")
+    return None
+
+
+#: The GPU kernel's rules: the problem is (batch, seqlen_q, seqlen_k, heads, heads_kv) for the design's head_dim
+#: and dtype; an export holds the design compiled with and without the causal mask (``variants``).
+RULES = KernelRules(
+    dtypes=tuple(DTYPES.values()), default_shape=(4, 4096, 4096, 32, 32), default_dtype="bfloat16",
+    shape=_shape_rule, trip_param="kv_tiles", package="attention", refuse=_refuse,
+    dtype_of=lambda params: DTYPES[params["dtype"]],
+    choices={"head_dim": HEAD_DIMS, "wg_rows": WG_ROWS, "mma_warpgroups": MMA_WARPGROUPS, "schedule": MMA_SCHEDULES,
+             "epilogue": EPILOGUES, "dtype": tuple(DTYPES)},
+    launch_module="tslab.kernels.attention_sm90_launch", variants=("causal", (False, True)),
+)
+
+
+def _threads(n: int) -> pipeline.CooperativeGroup:
+    return pipeline.CooperativeGroup(pipeline.Agent.Thread, n)
+
+
+def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: dict[str, Any] | None = None
+               ) -> Blueprint:
+    """Resources and tasks of one Q tile over ``kv_tiles`` K/V iterations (an int on the CPU; on the GPU the
+    tasks' ``get_domain``). Shared by :func:`build` and the GPU kernel."""
+    validate(params)
+    p = params
+    gpu = gpu or {}
+    nbytes = 2
+    rows, d, n = tile_rows(p), p["head_dim"], p["tile_n"]
+    threads = mma_threads(p)
+    load_warp = 4 * p["mma_warpgroups"]
+    pingpong = p["schedule"] == "pingpong"
+    wq = WorkQueue(tile_scheduler_config=gpu.get("scheduler"), name="work_queue") if p["persistent"] else None
+    queue = [wq] if wq is not None else []
+    mma_qk, mma_pv, scale_log2, ext = gpu.get("mma_qk"), gpu.get("mma_pv"), gpu.get("scale_log2"), gpu.get("ext")
+    smem_q = SmemQ(name="smem_q", rows=rows, head_dim=d, element_bytes=nbytes, geo=geo, tma_atom=gpu.get("tma_q"),
+                   mQ=gpu.get("mQ"), ext=ext, mma_qk=mma_qk, scale_log2=scale_log2,
+                   pipeline_config=PipelineConfig.create_tma_async_pipeline_cfg(
+                       num_stages=1, num_bytes=rows * d * nbytes, producer_group=_threads(1),
+                       consumer_group=_threads(threads), cta_layout_vmnk=None))
+    smem_kv = SmemKV(name="smem_kv", tile_n=n, head_dim=d, element_bytes=nbytes, geo=geo, q=smem_q,
+                     tma_atom_k=gpu.get("tma_k"), tma_atom_v=gpu.get("tma_v"), mK=gpu.get("mK"), mV=gpu.get("mV"),
+                     ext=ext, mma_qk=mma_qk, mma_pv=mma_pv,
+                     pipeline_config=PipelineConfig.create_tma_async_pipeline_cfg(
+                         num_stages=p["kv_stages"], num_bytes=n * d * nbytes, producer_group=_threads(1),
+                         consumer_group=_threads(threads), cta_layout_vmnk=None, advance_on_wait=True))
+    smem_o = SmemO(name="smem_o", rows=rows, head_dim=d, element_bytes=nbytes, geo=geo, mma_pv=mma_pv,
+                   scale_log2=scale_log2, pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
+                       num_stages=1, producer_group=_threads(threads), consumer_group=_threads(32 * EPILOGUE_WARPS),
+                       cta_layout_vmnk=None))
+    gmem_lse = GmemLse(name="gmem_lse", geo=geo, mLSE=gpu.get("mLSE"), ext=ext, mma_pv=mma_pv)
+    gmem_o = GmemO(name="gmem_o", o=smem_o, store_warp=load_warp + 1, tma_atom=gpu.get("tma_o"), mO=gpu.get("mO"),
+                   ext=ext)
+    turn = None
+    if pingpong:
+        turn = MmaTurn(name="mma_turn", pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
+            num_stages=1, producer_group=_threads(128), consumer_group=_threads(128), cta_layout_vmnk=None))
+    trips = kv_tiles if geo is None else AttentionTask.get_domain
+    sched = _Schedules(overlap=p["overlap"], trips=trips, wq=wq)
+    caches = gpu.get("caches") or (None, None)
+    # setmaxnreg only where a block of 384 threads must move registers (one MMA warpgroup's 256 threads fit 255 each).
+    regs = REGISTERS if p["mma_warpgroups"] == 2 else {"mma": None, "other": None}
+    if pingpong:
+        mma_tasks = [
+            AttentionTask(name=f"MmaTask{wg}", src_resources=[smem_q, smem_kv, *([turn] if wg else []), *queue],
+                          dst_resources=[smem_o, gmem_lse, *([] if wg else [turn])], warp_idx=4 * wg, num_warps=4,
+                          num_registers=regs["mma"], geo=geo, ext=ext, cache=caches[wg],
+                          schedule=sched.mma(smem_q, smem_kv, smem_o, gmem_lse, turn, "lead" if wg == 0 else "follow"))
+            for wg in (0, 1)]
+    else:
+        mma_tasks = [AttentionTask(name="MmaTask", src_resources=[smem_q, smem_kv, *queue],
+                                   dst_resources=[smem_o, gmem_lse], warp_idx=0, num_warps=load_warp,
+                                   num_registers=regs["mma"], geo=geo, ext=ext, cache=caches[0],
+                                   schedule=sched.mma(smem_q, smem_kv, smem_o, gmem_lse, None, None))]
+    tasks = [
+        AttentionTask(name="LoadTask", src_resources=[*queue], dst_resources=[smem_q, smem_kv],
+                      warp_idx=load_warp, num_warps=1, num_registers=regs["other"], geo=geo, ext=ext,
+                      schedule=sched.load(smem_q, smem_kv)),
+        *mma_tasks,
+        Task(name="EpilogueTask", src_resources=[smem_o, *queue], dst_resources=[gmem_o], warp_idx=load_warp + 1,
+             num_warps=EPILOGUE_WARPS, num_registers=regs["other"], schedule=sched.store(smem_o, gmem_o)),
+    ]
+    graph = {smem_q: [*queue], smem_kv: [*queue], smem_o: [smem_q, smem_kv, *queue],
+             gmem_lse: [smem_q, smem_kv], gmem_o: [smem_o, *queue]}
+    if turn is not None:
+        graph[turn] = [smem_kv]
+    aliases = [[["q_buf"], ["o_buf"]]] if p["epilogue"] == "aliased" else []
+    return Blueprint(tasks=tasks, graph=graph, smem_resources=[smem_q, smem_kv, smem_o, *([turn] if turn else [])],
+                     alias_groups=aliases)
+
+
+class _Schedules:
+    """Each task's schedule (fresh per call): one tile's body, inside the WorkQueue's tile loop when persistent."""
+
+    def __init__(self, *, overlap: bool, trips: Any, wq: WorkQueue | None) -> None:
+        self.overlap, self.trips, self.wq = overlap, trips, wq
+
+    def _tiles(self, body: Any, *resources: MemoryResource) -> Any:
+        if self.wq is None:
+            return schedule(body)(*resources)
+
+        def tiles(*proxies: Any) -> None:
+            *res, wq = proxies
+            with work_tile_loop(wq):
+                body(*res)
+                wq.wait()
+                wq.get_and_advance_work_tile()
+                wq.release()
+
+        tiles.__name__ = body.__name__
+        return schedule(tiles)(*resources, self.wq)
+
+    def load(self, smem_q: SmemQ, smem_kv: SmemKV) -> Any:
+        overlap, trips = self.overlap, self.trips
+
+        def load_kv(kv: Any, operand: str, lag: int = 0) -> None:
+            kv.acquire()
+            kv.tma_load(operand=operand, lag=lag)
+            kv.commit()
+
+        def load_tile(q: Any, kv: Any) -> None:
+            q.acquire()
+            q.tma_load()
+            q.commit()
+            if overlap:  # K0; loop: K_i, V_i-1; tail: V_last
+                load_kv(kv, "K")
+                with domain_loop(1, trips, 1):
+                    load_kv(kv, "K")
+                    load_kv(kv, "V", lag=1)
+                load_kv(kv, "V")
+            else:  # loop: K_i, V_i
+                with domain_loop(0, trips, 1):
+                    load_kv(kv, "K")
+                    load_kv(kv, "V")
+
+        return self._tiles(load_tile, smem_q, smem_kv)
+
+    def mma(self, smem_q: SmemQ, smem_kv: SmemKV, smem_o: SmemO, gmem_lse: GmemLse, turn: MmaTurn | None,
+            role: str | None) -> Any:
+        overlap, trips = self.overlap, self.trips
+
+        def take(t: Any) -> None:
+            if role == "lead":
+                t.acquire()
+            elif role == "follow":
+                t.wait()
+                t.take()
+
+        def give(t: Any) -> None:
+            if role == "lead":
+                t.give()
+                t.commit()
+            elif role == "follow":
+                t.release()
+
+        def scores(q: Any, kv: Any, t: Any, pending: int) -> None:
+            """Wait for K, issue S = Q K^T in turn (and with ``pending`` the PV wgmma of the previous V)."""
+            kv.wait()
+            take(t)
+            kv.multiply_qk()
+            if pending:
+                kv.wait()
+                kv.multiply_pv()
+            give(t)
+            kv.wgmma_wait(pending=pending)  # S is done
+            kv.release()
+
+        def values(kv: Any, t: Any) -> None:
+            kv.wait()
+            take(t)
+            kv.multiply_pv()
+            give(t)
+            kv.wgmma_wait(pending=0)
+            kv.release()
+
+        def mma_tile(q: Any, kv: Any, o: Any, lse: Any, t: Any) -> None:
+            q.wait()
+            q.start_tile()
+            if overlap:
+                scores(q, kv, t, 0)
+                q.softmax()
+                q.rescale()
+                with domain_loop(1, trips, 1):
+                    scores(q, kv, t, 1)
+                    q.softmax()  # under the PV wgmma
+                    kv.wgmma_wait(pending=0)
+                    kv.release()
+                    q.rescale()
+                values(kv, t)
+            else:
+                with domain_loop(0, trips, 1):
+                    scores(q, kv, t, 0)
+                    q.softmax()
+                    q.rescale()
+                    values(kv, t)
+            q.release()  # Q is read no more: the next tile's Q may load (or, aliased, O take its bytes)
+            o.acquire()
+            o.stage_output()
+            o.commit()
+            lse.store_lse()
+
+        if turn is None:
+            def mma_alone(q: Any, kv: Any, o: Any, lse: Any) -> None:
+                mma_tile(q, kv, o, lse, None)
+
+            return self._tiles(mma_alone, smem_q, smem_kv, smem_o, gmem_lse)
+        return self._tiles(mma_tile, smem_q, smem_kv, smem_o, gmem_lse, turn)
+
+    def store(self, smem_o: SmemO, gmem_o: GmemO) -> Any:
+        def store_tile(o: Any, out: Any) -> None:
+            with domain_loop(0, 1, 1):
+                o.wait()
+                o.read_tile()
+                out.tma_store()
+                o.release()
+
+        return self._tiles(store_tile, smem_o, gmem_o)
+
+
+def build(head_dim: int = 128, dtype: str = "bf16", causal: bool = False, wg_rows: int = 64, tile_n: int = 128,
+          kv_stages: int = 4, mma_warpgroups: int = 2, schedule: str = "pingpong", overlap: bool = True,
+          persistent: bool = False, epilogue: str = "dedicated", kv_tiles: int = 3) -> Blueprint:
+    """Fresh TS objects of one Q tile over ``kv_tiles`` K/V iterations (CPU check)."""
+    params = {"head_dim": head_dim, "dtype": dtype, "causal": causal, "wg_rows": wg_rows, "tile_n": tile_n,
+              "kv_stages": kv_stages, "mma_warpgroups": mma_warpgroups, "schedule": schedule, "overlap": overlap,
+              "persistent": persistent, "epilogue": epilogue, "kv_tiles": kv_tiles}
+    return make_tasks(params, kv_tiles=kv_tiles)
+
+
+def design(**params: Any):
+    """The Hopper attention design (see the module docstring for the flow)."""
+    from ..core.design import Design
+
+    return Design(NAME, params)
