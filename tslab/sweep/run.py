@@ -99,11 +99,12 @@ def sweep(design: Design | str, space: Mapping[str, Sequence[Any]], *,
 
 
 def _captured_io(design: Design, measure: str, **given: Any) -> dict[str, Any] | None:
-    """How the GPU worker calls and checks a captured kernel (its functions by name), refused here when wrong."""
+    """How the GPU worker calls and checks a captured kernel (its functions by name, or copied when typed into a
+    cell), refused here when wrong."""
     if not any(v is not None for v in given.values()):
         if design.is_captured and measure == "bench":
             raise SweepError(f"sweep of captured kernel '{design.kernel}' with measure='bench': pass inputs= (a "
-                             "function in a file returning the host function's arguments), and reference=, "
+                             "function returning the host function's arguments), and reference=, "
                              "outputs= and baseline= to check and compare it")
         return None
     if not design.is_captured or measure != "bench":
