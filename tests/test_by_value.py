@@ -114,3 +114,12 @@ def test_what_cannot_be_copied_runs_in_a_fork_of_this_process():
 
     outcome = run_in_child(holds_a_lock)
     assert outcome.forked and outcome.value == os.getpid()
+
+
+def test_without_cloudpickle_what_needs_a_copy_says_so_and_the_rest_travels_by_reference(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cloudpickle", None)
+    assert portable.loads(portable.dumps(os.getpid)) is os.getpid
+    with pytest.raises(portable.NotPortable) as caught:
+        portable.dumps(lambda: 1, "make")
+    assert (caught.value.detail, caught.value.fix) == ("copying it needs cloudpickle, which is not installed here",
+                                                       "pip install cloudpickle")

@@ -25,11 +25,12 @@ from .knobs import KNOBS_ATTRIBUTE
 
 
 class NotPortable(Exception):
-    """The job holds something that cannot be copied to another process; ``detail`` says what and where."""
+    """The job holds something that cannot be copied to another process; ``detail`` says what and where, ``fix``
+    what to do about it."""
 
-    def __init__(self, message: str, detail: str = "") -> None:
+    def __init__(self, message: str, detail: str = "", fix: str = "create that inside the function instead") -> None:
         super().__init__(message)
-        self.detail = detail or message
+        self.detail, self.fix = detail or message, fix
 
 
 class ArrivalError(Exception):
@@ -105,8 +106,9 @@ def _by_value(obj: Any, name: str) -> bytes:
         _, first = _copy(obj)
         payload, pickler = _copy((first.main, obj))  # the cell objects the job uses, named, with the same copies
     except ModuleNotFoundError as exc:
-        detail = f"copying it needs {exc.name}, which is not installed here (pip install {exc.name})"
-        raise NotPortable(f"{name} exists only in this process, and {detail}", detail) from None
+        detail = f"copying it needs {exc.name}, which is not installed here"
+        raise NotPortable(f"{name} exists only in this process, and {detail}", detail, f"pip install {exc.name}") \
+            from None
     except Exception as exc:
         detail = by_value.culprit(obj, name, _copy) or f"{type(exc).__name__}: {exc}"
         raise NotPortable(f"{name} cannot be copied to another process: {detail}", detail) from None

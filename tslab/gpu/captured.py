@@ -74,9 +74,8 @@ def _host(label: str, host_fn: Any) -> bytes:
         return dumps(host_fn, f"host function {getattr(host_fn, '__qualname__', label)}")
     except NotPortable as exc:
         raise UnsupportedKernelError(f"captured kernel '{label}': its code cannot be sent to the GPU worker (a "
-                                     f"process of its own): {exc.detail}; create that inside the function instead, "
-                                     "or capture the kernel from a file with tslab.capture_file(path, "
-                                     "host_function, ...)") from None
+                                     f"process of its own): {exc.detail}; {exc.fix}, or capture the kernel from a "
+                                     "file with tslab.capture_file(path, host_function, ...)") from None
 
 
 def _what_it_is(fn: Any) -> str:
@@ -108,9 +107,10 @@ def callable_ref(fn: Any, what: str) -> str | SentFunction:
     try:
         return SentFunction(name, dumps(fn, name))
     except NotPortable as exc:
+        named = name if name.isidentifier() else "make_inputs"
         raise InputsError(f"{what}={name}, {_what_it_is(fn)}, cannot be sent to the GPU worker (a process of its "
-                          f"own): {exc.detail}; create that inside the function instead, or put the function in a "
-                          f".py file and pass {what}='file.py:{name}'") from None
+                          f"own): {exc.detail}; {exc.fix}, or put the function in a .py file and pass "
+                          f"{what}='file.py:{named}'") from None
 
 
 def _by_name(fn: Any) -> str | None:
