@@ -90,6 +90,10 @@ def test_the_gpu_worker_builds_it_and_receives_the_cells_functions(cells, design
     with pytest.raises(gpu.NoGpuError, match=r"captured kernel 'copy_rows': compiled for sm_90a and its functions "
                                              r"arrived, but there is no NVIDIA GPU"):
         run_job("tslab.gpu.captured_jobs:run_job", job, what="run of captured kernel 'copy_rows'")
+    missing = job_for(design, "sm_90a", True, "no_such_module:make_inputs", None, None, "run")
+    with pytest.raises(gpu.InputsError, match=r"inputs=no_such_module:make_inputs: could not be loaded in the GPU "
+                                              r"worker: ModuleNotFoundError"):
+        run_job("tslab.gpu.captured_jobs:run_job", missing, what="run of captured kernel 'copy_rows'")
 
 
 def test_a_kernel_whose_code_cannot_be_sent_is_refused_naming_what_it_holds(cells, design):

@@ -109,8 +109,19 @@ def load_callable(ref: Any) -> Any:
     return obj
 
 
+def _loaded(ref: Any, what: str) -> Any:
+    """The function ``ref`` stands for, or an :class:`InputsError` saying why the worker has none."""
+    try:
+        return load_callable(ref)
+    except InputsError:
+        raise
+    except Exception as exc:
+        raise InputsError(f"{what}={ref}: could not be loaded in the GPU worker: {type(exc).__name__}: {exc}") \
+            from exc
+
+
 def _call(ref: Any, what: str, *args: Any) -> Any:
-    fn = load_callable(ref)
+    fn = _loaded(ref, what)
     try:
         return fn(*args)
     except Exception as exc:
@@ -267,9 +278,9 @@ def _checked_run(spec: dict[str, Any], inputs: str, reference: str | None, outpu
     """Compile (or reuse) the kernel, run it once on fresh ``inputs()`` and hold its outputs to ``reference``:
     the compiled function, its compile seconds, the inputs it ran on and the per-output report."""
     fn, compile_s = compiled(spec)  # what needs no GPU first: a machine without one gets as far as that
-    for ref in (inputs, reference):
+    for ref, what in ((inputs, "inputs"), (reference, "reference")):
         if ref is not None:
-            load_callable(ref)
+            _loaded(ref, what)
     _sms(spec["label"], spec["arch"])
     args = checked_inputs(spec, _call(inputs, "inputs"), inputs)
     result = _run_once(spec, fn, args, reference=reference, outputs=outputs, names=names, rtol=rtol, atol=atol,
@@ -297,7 +308,7 @@ def bench_job(spec: dict[str, Any], inputs: str, reference: str | None, baseline
     sets = [first] + [checked_inputs(spec, _call(inputs, "inputs"), inputs) for _ in range(count - 1)]
     contestants = [Contestant("kernel", fn, [kernel_args(spec, s) for s in sets])]
     if baseline is not None:
-        contestants.append(Contestant("baseline", load_callable(baseline), [tuple(s) for s in sets]))
+        contestants.append(Contestant("baseline", _loaded(baseline, "baseline"), [tuple(s) for s in sets]))
     from cuda.bindings import driver as cu
 
     times = time_interleaved(contestants, repeats=repeats, iterations=iterations, warmup=warmup,
