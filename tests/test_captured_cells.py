@@ -21,6 +21,7 @@ from tslab.core.design import Design
 from tslab.gpu.captured import captured_spec, job_for
 from tslab.gpu.errors import UnsupportedKernelError
 from tslab.gpu.worker import run_job
+from tslab.sweep.errors import SweepError
 
 IO_CELL = """
 import threading
@@ -102,3 +103,11 @@ def test_a_kernel_whose_code_cannot_be_sent_is_refused_naming_what_it_holds(cell
                                                      r"GPU worker \(a process of its own\): host function "
                                                      r"copy_rows_locked -> global 'lock' \(lock: cannot pickle"):
         captured_spec(locked, "sm_90a")
+
+
+def test_it_sweeps_in_this_process_and_worker_processes_are_refused_saying_so(design):
+    swept = tslab.sweep(design, {"depth": [2, 3]}, measure="compile", executor="serial", arch="sm_90a", quiet=True)
+    assert list(swept.table["status"]) == ["ok", "ok"], swept.table.to_string()
+    with pytest.raises(SweepError, match=r"captured kernel 'copy_rows' was typed into a notebook cell, which worker "
+                                         r"processes cannot open again; pass executor='serial'"):
+        tslab.sweep(design, {"depth": [2, 3]}, measure="compile", arch="sm_90a", quiet=True)

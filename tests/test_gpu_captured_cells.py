@@ -89,6 +89,13 @@ def test_is_profiled_on_inputs_typed_into_a_cell(cells, design):
     assert timeline.meta["check"]["outputs"][0]["mismatches"] == 0
 
 
+def test_the_cells_kernel_sweeps_a_knob_on_the_gpu(cells, design):
+    swept = tslab.sweep(design, {"depth": [2, 4]}, measure="bench", executor="serial", inputs=cells["make_inputs"],
+                        reference=cells["expected"], outputs=["dst"], baseline=cells["torch_copy"], quiet=True)
+    assert list(swept.table["status"]) == ["ok", "ok"], swept.table.to_string()
+    assert (swept.table["median_us"] > 0).all()
+
+
 def test_a_files_kernel_runs_benches_and_sweeps_on_lambdas_and_cell_functions(cells):
     rows = fake.tensor("f16", (ROWS, COLS))
     row_copy = tslab.capture_file(KERNELS / "row_copy.py", "copy_rows", rows, rows)
