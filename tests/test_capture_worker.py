@@ -71,13 +71,13 @@ def test_a_function_that_can_be_sent_runs_in_a_child_of_the_single_threaded_fork
     assert run_in_child(os.getppid).value == found.proc.pid  # the server lives on after a job it stopped
 
 
-def test_a_function_only_this_process_has_runs_in_a_fork_of_it():
+def test_a_function_typed_into_a_cell_is_copied_to_the_fork_server():
     def typed_into_a_cell():
         return os.getppid()
 
     typed_into_a_cell.__module__ = "__main__"
     outcome = run_in_child(typed_into_a_cell)
-    assert outcome.forked and outcome.value == os.getpid()
+    assert not outcome.forked and outcome.value != os.getpid()
 
 
 def test_captures_of_kernel_files_never_fork_this_process():

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import cutlass.cute as cute
 import pytest
+from cells import notebook_cells
 
 import tslab
 import tslab.gpu as gpu
@@ -14,7 +16,8 @@ from tslab import fake
 from tslab.build.targets import Target
 from tslab.capture.api import import_kernel_file
 from tslab.errors import DesignError
-from tslab.gpu.captured import callable_ref, captured_spec, output_indices
+from tslab.gpu.captured import SentFunction, callable_ref, captured_spec, output_indices
+from tslab.gpu.captured_jobs import load_callable
 from tslab.gpu.compile import CompiledKernel
 from tslab.gpu.errors import InputsError, UnsafeDesignError, UnsupportedKernelError
 from tslab.sweep.errors import SweepError
@@ -39,21 +42,37 @@ def _compiled(design) -> CompiledKernel:
                           verdict=verdict, ptx="", cubin=b"", compile_seconds=0.0, captured=True)
 
 
-def test_functions_the_worker_cannot_import_are_refused_with_where_to_put_them():
-    def local():
-        return ()
+def test_functions_the_worker_cannot_import_are_copied_by_value():
+    offset = 1
 
-    with pytest.raises(InputsError, match=r"inputs=<lambda> is a lambda; the GPU worker runs in its own process.*"
-                                          r"inputs='kernels/my_inputs.py:make_inputs'"):
-        callable_ref(lambda: (), "inputs")
-    with pytest.raises(InputsError, match=r"reference=local is defined inside a function"):
-        callable_ref(local, "reference")
-    local.__module__, local.__qualname__ = "__main__", "local"
-    with pytest.raises(InputsError, match=r"baseline=local is defined in this notebook \(or script\); .* define it at "
-                                          r"module level in a \.py file beside the notebook"):
-        callable_ref(local, "baseline")
+    def local():
+        return offset
+
+    sent = callable_ref(lambda: (), "inputs")
+    assert isinstance(sent, SentFunction) and str(sent) == "<lambda>"
+    assert load_callable(callable_ref(local, "reference"))() == 1
+    with notebook_cells() as run:
+        typed = run("def make_inputs():\n    return 'from a cell'\n")["make_inputs"]
+        sent = callable_ref(typed, "inputs")
+    assert str(sent) == "make_inputs" and load_callable(sent)() == "from a cell"
+    assert callable_ref(sent, "inputs") is sent  # as a sweep hands it on to run
     with pytest.raises(InputsError, match="name a function as 'module:function'"):
         callable_ref("make_inputs", "inputs")
+
+
+def test_a_function_that_cannot_be_copied_is_refused_naming_what_it_holds():
+    log = open(os.devnull, "w")  # noqa: SIM115 - an open file, held by the function below
+
+    def make_inputs():
+        log.write("making")
+        return ()
+
+    with pytest.raises(InputsError, match=r"inputs=make_inputs, a function defined inside another, cannot be sent to "
+                                          r"the GPU worker \(a process of its own\): make_inputs -> 'log' \(from the "
+                                          r"enclosing function\) \(TextIOWrapper: Cannot pickle files.*create that "
+                                          r"inside the function instead, or put the function in a \.py file"):
+        callable_ref(make_inputs, "inputs")
+    log.close()
 
 
 def test_importable_functions_are_sent_by_name():
@@ -82,11 +101,12 @@ def test_the_spec_is_the_checked_text_knobs_and_edits(row_copy):
         captured_spec(edited, "sm_100a")
 
 
-def test_a_kernel_captured_from_a_callable_cannot_run(row_copy):
+def test_a_kernel_captured_with_capture_call_cannot_run(row_copy):
     module = import_kernel_file(ROW_COPY)
     src, dst = fake.tensor("f16", (6, 256)), fake.tensor("f16", (6, 256))
     called = tslab.capture_call(lambda: cute.compile(module.copy_rows, src, dst, options="--gpu-arch sm_90a"))
-    with pytest.raises(UnsupportedKernelError, match=r"need the kernel captured from its file.*tslab.capture_file"):
+    with pytest.raises(UnsupportedKernelError, match=r"need the kernel captured from its host function.*"
+                                                     r"tslab.capture\(host_function"):
         _compiled(called.design).run(inputs=module_level_inputs)
 
 
@@ -96,13 +116,9 @@ def test_run_and_bench_say_what_they_need(row_copy):
         kernel.run()
     with pytest.raises(InputsError, match=r"reference= needs outputs="):
         kernel.bench(inputs=module_level_inputs, reference=module_level_inputs)
-    with pytest.raises(InputsError, match="is a lambda"):
-        kernel.run(inputs=lambda: ())
 
 
-def test_profile_of_a_captured_kernel_asks_for_importable_inputs(row_copy):
-    with pytest.raises(InputsError, match="inputs=<lambda> is a lambda"):
-        gpu.profile(row_copy, inputs=lambda: ())
+def test_profile_of_a_captured_kernel_asks_for_inputs(row_copy):
     with pytest.raises(InputsError, match="profile needs inputs="):
         gpu.profile(row_copy)
 
@@ -113,6 +129,19 @@ def test_without_a_gpu_run_says_so_after_checking_the_call(row_copy):
         _compiled(row_copy).run(inputs=module_level_inputs, reference=module_level_inputs, outputs=["dst"])
     with pytest.raises(gpu.NoGpuError):
         tslab.sweep(row_copy, {"ring_stages": [2, 3]}, measure="bench", inputs=module_level_inputs, quiet=True)
+
+
+@pytest.mark.skipif(gpu.device() is not None, reason="this machine has a GPU")
+def test_without_a_gpu_functions_typed_into_a_cell_get_as_far_as_the_gpu(row_copy):
+    kernel = _compiled(row_copy)
+    with pytest.raises(gpu.NoGpuError, match="run of captured kernel 'copy_rows'"):
+        kernel.run(inputs=lambda: (), reference=lambda src, dst: src, outputs=["dst"])
+    with pytest.raises(gpu.NoGpuError, match="bench of captured kernel 'copy_rows'"):
+        kernel.bench(inputs=lambda: (), baseline=lambda src, dst: dst.copy_(src))
+    with pytest.raises(gpu.NoGpuError, match="profile of captured kernel 'copy_rows'"):
+        gpu.profile(row_copy, inputs=lambda: ())
+    with pytest.raises(gpu.NoGpuError):
+        tslab.sweep(row_copy, {"ring_stages": [2, 3]}, measure="bench", inputs=lambda: (), quiet=True)
 
 
 def test_a_knob_edit_that_breaks_the_kernel_is_refused_before_anything_runs(row_copy):

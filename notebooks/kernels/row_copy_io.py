@@ -2,8 +2,9 @@
 
 ``inputs`` returns the host function's arguments in order (a CUDA tensor for each fake tensor it was captured
 with); ``expected`` returns what the written argument (``dst``) must hold; ``torch_copy`` is the baseline timed on
-the same inputs. Functions passed to ``run``/``bench`` live in a file like this one, not in a notebook cell: the
-worker is another process and imports them by name.
+the same inputs. The worker imports the functions of a file like this one by name
+(``"kernels/row_copy_io.py:inputs"``); tutorial 06 types the same functions into its cells, and the worker is sent
+copies of those.
 """
 
 ROWS, COLS = 1024, 8192  # the shape the kernel is captured with in tutorial 06's GPU section

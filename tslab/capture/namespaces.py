@@ -53,7 +53,8 @@ def unlisted_modules() -> dict[str, dict[str, Any]]:
 
     found: dict[str, dict[str, Any]] = {}
     for cls in _subclasses(MemoryResource):
-        if cls.__module__ in found or "<locals>" in cls.__qualname__ or _resolves(cls):
+        if cls.__module__ in found or cls.__module__ == "__main__" or "<locals>" in cls.__qualname__ \
+                or _resolves(cls):  # __main__'s (a notebook's) are copied with the job, never listed
             continue
         space = _namespace(cls)
         if space is not None:

@@ -3,9 +3,10 @@
 A compile trace can abort the whole process (an MLIR assertion raises SIGABRT). The child is forked from a fork
 server (:mod:`tslab.capture.server`: a fresh single-threaded process, so the fork cannot deadlock on a lock
 another thread of the caller held, as forking a Jupyter kernel could), with the function and its arguments sent
-over (:mod:`tslab.capture.portable`). A function that only the caller holds (typed into a notebook cell, a lambda)
-cannot be sent: it runs in a fork of the caller, which inherits everything the caller defined. Either child sends
-back a pickled value and its stdout/stderr, and always ends with ``os._exit``.
+over (:mod:`tslab.capture.portable`: by reference, or by value with the text of the notebook cells it was typed
+into). A function that cannot be copied at all (it holds a lock or an open file) runs in a fork of the caller,
+which inherits everything the caller defined. Either child sends back a pickled value and its stdout/stderr, and
+always ends with ``os._exit``.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def _child(fn: Callable[[], Any], result_path: str, out_path: str, err_path: str
 
 
 def _arrived(job: bytes) -> Any:
-    fn, args = portable.loads(job)
+    fn, args = portable.loads(job, as_main=True)
     return fn(*args)
 
 
@@ -84,8 +85,8 @@ def run_job(job: bytes, paths: list[str]) -> None:
 def run_in_child(fn: Callable[..., Any], *args: Any, timeout: float = 600.0) -> ChildOutcome:
     """Run ``fn(*args)`` in a child process; its return value must pickle. Never raises for what the child does.
 
-    ``fn`` should be a module-level function and ``args`` plain values, so that a child of the fork server runs
-    it; otherwise it runs in a fork of this process (see the module docstring).
+    ``fn`` and ``args`` are sent to a child of the fork server (see :mod:`tslab.capture.portable`); what cannot be
+    copied there runs in a fork of this process instead (see the module docstring).
     """
     if not hasattr(os, "fork"):
         raise TslabError("capture: needs os.fork (Linux or macOS) to isolate the compile trace; "

@@ -1,15 +1,19 @@
-"""A captured kernel on the GPU, inside the worker: the checked text of its file, compiled with its knobs and edits,
-called with the user's inputs, compared with the user's reference, timed against the user's baseline.
+"""A captured kernel on the GPU, inside the worker: the checked text of its file (or its host function), compiled
+with its knobs and edits, called with the user's inputs, compared with the user's reference, timed against the
+user's baseline.
 
 The kernel is re-created from plain data (:func:`tslab.gpu.captured.captured_spec`): the file's text as it was
-captured and checked (never the file as it is on disk now), its knob values, the design's edits and the fake
-arguments it was traced with. It is compiled with those fakes, so the compiled kernel is the one the verdict
-describes, and every input is held to them (dtype, static extents and strides, plain values) before it runs.
+captured and checked (never the file as it is on disk now), or the host function as it was captured (a copy, with
+the text of the notebook cells it was typed into, which CuTe DSL reads to compile it), its knob values, the
+design's edits and the fake arguments it was traced with. It is compiled with those fakes, so the compiled kernel
+is the one the verdict describes, and every input is held to them (dtype, static extents and strides, plain
+values) before it runs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import json
 import time
@@ -33,9 +37,12 @@ def _source(spec: dict[str, Any]) -> Any:
     from ..capture import knobs as _knobs
     from ..capture.source import KernelSource, _frontend, arg_from_spec
 
-    path = Path(spec["file"])
-    module = _knobs.module_with_knobs(path, spec["text"], {})
-    return KernelSource(label=spec["label"], host_fn=getattr(module, spec["function"]),
+    path = Path(spec["file"]) if spec["file"] is not None else None
+    if path is not None:
+        host_fn = getattr(_knobs.module_with_knobs(path, spec["text"], {}), spec["function"])
+    else:
+        host_fn = _arrived(spec["host"], f"captured kernel '{spec['label']}': its host function")
+    return KernelSource(label=spec["label"], host_fn=host_fn,
                         args=tuple(arg_from_spec(a) for a in spec["args"]),
                         kwargs={k: arg_from_spec(v) for k, v in spec["kwargs"].items()}, arch=spec["arch"],
                         index=spec["index"], file=path, file_text=spec["text"], function=spec["function"],
@@ -52,7 +59,7 @@ def compiled(spec: dict[str, Any], *, markers: tuple[Any, Any] | None = None) ->
     from ..core.construction import Edits, edits_at_construction, markers_at_construction
 
     key = json.dumps([spec, None if markers is None else [sorted(m) if m else None for m in markers]],
-                     sort_keys=True, default=str)
+                     sort_keys=True, default=_digest)
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     started = time.perf_counter()
@@ -68,8 +75,28 @@ def compiled(spec: dict[str, Any], *, markers: tuple[Any, Any] | None = None) ->
     return fn, time.perf_counter() - started
 
 
-def load_callable(ref: str) -> Any:
-    """``"module:qualname"`` or ``"path/to/file.py:function"`` as the function it names."""
+def _digest(value: Any) -> str:
+    """A copied host function in a cache key: its digest."""
+    return hashlib.sha1(value).hexdigest() if isinstance(value, bytes) else str(value)
+
+
+def _arrived(data: bytes, what: str) -> Any:
+    """A function copied by value (:func:`tslab.capture.portable.dumps`), its cells' text registered here."""
+    from ..capture.portable import ArrivalError, loads
+
+    try:
+        return loads(data)
+    except ArrivalError as exc:
+        raise InputsError(f"{what} could not be re-created in the GPU worker: {exc}") from None
+
+
+def load_callable(ref: Any) -> Any:
+    """``"module:qualname"``, ``"path/to/file.py:function"`` or a function copied by value
+    (:class:`~tslab.gpu.captured.SentFunction`) as the function it stands for."""
+    from .captured import SentFunction
+
+    if isinstance(ref, SentFunction):
+        return _arrived(ref.data, ref.name)
     where, _, name = ref.rpartition(":")
     if where.endswith(".py"):
         from ..capture.api import import_kernel_file
@@ -82,9 +109,21 @@ def load_callable(ref: str) -> Any:
     return obj
 
 
-def _call(ref: str, what: str, *args: Any) -> Any:
+def _loaded(ref: Any, what: str) -> Any:
+    """The function ``ref`` stands for, or an :class:`InputsError` saying why the worker has none."""
     try:
-        return load_callable(ref)(*args)
+        return load_callable(ref)
+    except InputsError:
+        raise
+    except Exception as exc:
+        raise InputsError(f"{what}={ref}: could not be loaded in the GPU worker: {type(exc).__name__}: {exc}") \
+            from exc
+
+
+def _call(ref: Any, what: str, *args: Any) -> Any:
+    fn = _loaded(ref, what)
+    try:
+        return fn(*args)
     except Exception as exc:
         raise InputsError(f"{what}={ref}: raised {type(exc).__name__}: {exc}") from exc
 
@@ -225,20 +264,24 @@ def _verdict_of(label: str, result: dict[str, Any], checked: bool) -> None:
                                + " (check the reference, then the kernel: tslab.check says what the design is)")
 
 
-def _sms() -> None:
+def _sms(label: str, arch: str) -> None:
     from .device import device
     from .errors import NoGpuError
 
     if device() is None:
-        raise NoGpuError("no NVIDIA GPU or driver on this machine; compile(design, arch='sm_90a') works without one")
+        raise NoGpuError(f"captured kernel '{label}': compiled for {arch} and its functions arrived, but there is no "
+                         "NVIDIA GPU or driver on this machine to run it")
 
 
 def _checked_run(spec: dict[str, Any], inputs: str, reference: str | None, outputs: list[int], names: list[str],
                  rtol: float | None, atol: float | None, timeout: float | None) -> tuple[Any, float, tuple, dict]:
     """Compile (or reuse) the kernel, run it once on fresh ``inputs()`` and hold its outputs to ``reference``:
     the compiled function, its compile seconds, the inputs it ran on and the per-output report."""
-    _sms()
-    fn, compile_s = compiled(spec)
+    fn, compile_s = compiled(spec)  # what needs no GPU first: a machine without one gets as far as that
+    for ref, what in ((inputs, "inputs"), (reference, "reference")):
+        if ref is not None:
+            _loaded(ref, what)
+    _sms(spec["label"], spec["arch"])
     args = checked_inputs(spec, _call(inputs, "inputs"), inputs)
     result = _run_once(spec, fn, args, reference=reference, outputs=outputs, names=names, rtol=rtol, atol=atol,
                        timeout=timeout)
@@ -265,14 +308,15 @@ def bench_job(spec: dict[str, Any], inputs: str, reference: str | None, baseline
     sets = [first] + [checked_inputs(spec, _call(inputs, "inputs"), inputs) for _ in range(count - 1)]
     contestants = [Contestant("kernel", fn, [kernel_args(spec, s) for s in sets])]
     if baseline is not None:
-        contestants.append(Contestant("baseline", load_callable(baseline), [tuple(s) for s in sets]))
+        contestants.append(Contestant("baseline", _loaded(baseline, "baseline"), [tuple(s) for s in sets]))
     from cuda.bindings import driver as cu
 
     times = time_interleaved(contestants, repeats=repeats, iterations=iterations, warmup=warmup,
                              stream=cu.CUstream(torch.cuda.current_stream().cuda_stream))
     row = {"kernel": spec["label"], "shape": _shape(first), "dtype": _dtype(first), "params": spec["knobs"],
            "launch": {}, "bytes": nbytes, "workspaces": count, "kernel_us": times["kernel"],
-           "torch_us": times.get("baseline", []), "baseline": baseline, "graphs": False,
+           "torch_us": times.get("baseline", []), "graphs": False,
+           "baseline": None if baseline is None else str(baseline),
            "rel_error": max((r.get("max_abs_error", 0.0) for r in check["outputs"]), default=0.0),
            "mismatches": sum(r.get("mismatches", 0) for r in check["outputs"]), "checked": reference is not None,
            "compile_seconds": compile_s}

@@ -73,7 +73,7 @@ class CompiledKernel:
         on ``inputs()`` (a function returning the host function's arguments, CUDA tensors for its fake tensors);
         ``outputs`` names the arguments it writes (poisoned before the run, unwritten elements reported) and
         ``reference(*args)`` returns what they must hold (``None``: run only); ``rtol``/``atol`` as torch's.
-        The functions must be importable by the GPU worker (module level in a file).
+        The functions may be typed into a notebook cell or be lambdas: the GPU worker gets copies of them.
 
         ``timeout``: seconds the kernel may run once launched. A kernel that does not finish raises
         :class:`KernelHungError`, which quotes the checker's counterexample when it predicted the hang; its

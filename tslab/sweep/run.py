@@ -95,15 +95,28 @@ def sweep(design: Design | str, space: Mapping[str, Sequence[Any]], *,
     if design.kernel == "custom" and not design.is_captured and run.executor.name != "serial":
         raise SweepError("sweep: a design built with Design.from_tasks cannot be sent to worker processes; "
                          "pass executor='serial'")
+    if _typed_into_a_cell(design) and run.executor.name != "serial":
+        raise SweepError(f"sweep: captured kernel '{design.kernel}' was typed into a notebook cell, which worker "
+                         "processes cannot open again; pass executor='serial' (its GPU runs still go to the GPU "
+                         "worker), or capture it from a file with tslab.capture_file")
     return run.execute(budget_s=budget_s, max_states=max_states, quiet=quiet, on_row=on_row)
 
 
+def _typed_into_a_cell(design: Design) -> bool:
+    """A captured kernel whose host function exists only in this process (a notebook cell's, a lambda's)."""
+    from ..capture.by_value import only_here
+
+    source = design.source if design.is_captured else None
+    return source is not None and source.file is None and only_here(source.host_fn)
+
+
 def _captured_io(design: Design, measure: str, **given: Any) -> dict[str, Any] | None:
-    """How the GPU worker calls and checks a captured kernel (its functions by name), refused here when wrong."""
+    """How the GPU worker calls and checks a captured kernel (its functions by name, or copied when typed into a
+    cell), refused here when wrong."""
     if not any(v is not None for v in given.values()):
         if design.is_captured and measure == "bench":
             raise SweepError(f"sweep of captured kernel '{design.kernel}' with measure='bench': pass inputs= (a "
-                             "function in a file returning the host function's arguments), and reference=, "
+                             "function returning the host function's arguments), and reference=, "
                              "outputs= and baseline= to check and compare it")
         return None
     if not design.is_captured or measure != "bench":
