@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from tslab.build.targets import resolve
+from tslab.compiling.targets import resolve
 from tslab.gpu import bench, device
 from tslab.gpu.compile import run_on_gpu
 from tslab.kernels import grid_stride_copy, tma_copy

@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the kernel compiled with runtime M, N, K (what an export holds)")
     args = parser.parse_args(argv)
 
-    from tslab.build.targets import resolve
+    from tslab.compiling.targets import resolve
     from tslab.gpu.device import device
     from tslab.gpu.gemm_jobs import flops
     from tslab.gpu.jobs import _gemm_time
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
 def _target(design: Any, shape: tuple[int, int, int], dtype: str, *, tuned: bool) -> Any:
     """The design compiled for ``shape``; with ``tuned``, the dispatching export's pick for ``shape`` compiled with
     runtime M, N, K, as the exported package holds it."""
-    from tslab.build.targets import resolve
+    from tslab.compiling.targets import resolve
 
     if not tuned:
         return resolve(design, shape, dtype)
@@ -201,7 +201,7 @@ def _time_variants(variants: dict[str, dict[str, Any]], params: dict[str, Any], 
                    dtype: str, args: argparse.Namespace) -> dict[str, Any]:
     """TFLOP/s of each variant of gemm_sm90; a variant TS refuses (over SMEM, an invalid combination) is
     reported as ``{"error": ...}`` and the others still run."""
-    from tslab.build.targets import resolve
+    from tslab.compiling.targets import resolve
     from tslab.errors import TslabError
     from tslab.gpu.gemm_jobs import flops
     from tslab.gpu.jobs import _gemm_time

@@ -53,8 +53,8 @@ def time_shape(shape: tuple[int, int, int], dtype: str, names: list[str], *, rep
     """TFLOP/s medians of each candidate, torch.mm and the peers on ``shape``, from the same rounds."""
     import torch
 
-    from tslab.build.compile import compiled, tensor_marks
-    from tslab.build.targets import resolve
+    from tslab.compiling.compile import compiled, tensor_marks
+    from tslab.compiling.targets import resolve
     from tslab.errors import TslabError
     from tslab.gpu.device import device
     from tslab.gpu.gemm_jobs import _args, check, flops, operands, tolerance

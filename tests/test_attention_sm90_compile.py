@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tslab.build.targets import resolve
+from tslab.compiling.targets import resolve
 from tslab.gpu.worker import run_job
 from tslab.kernels import attention_sm90 as attn
 
@@ -19,7 +19,7 @@ def _compile(params: dict, *, dynamic: bool = True) -> dict:
     target = resolve(attn.design(**params), SHAPE)
     if dynamic:
         target = dataclasses.replace(target, dynamic=True)
-    return run_job("tslab.build.compile:compile_job", {"target": target.to_dict(), "arch": "sm_90a", "sms": 132},
+    return run_job("tslab.compiling.compile:compile_job", {"target": target.to_dict(), "arch": "sm_90a", "sms": 132},
                    timeout=900, what="compile of 'attention_sm90' for sm_90a")
 
 

@@ -13,8 +13,8 @@ from cells import notebook_cells
 import tslab
 import tslab.gpu as gpu
 from tslab import fake
-from tslab.build.targets import Target
 from tslab.capture.api import import_kernel_file
+from tslab.compiling.targets import Target
 from tslab.errors import DesignError
 from tslab.gpu.captured import SentFunction, callable_ref, captured_spec, output_indices
 from tslab.gpu.captured_jobs import load_callable

@@ -15,9 +15,9 @@ import pytest
 from cutlass import cute
 from cutlass.cute.typing import SymInt
 
-from tslab.build.args import divisibility_of, tensor_args
-from tslab.build.compile import compile_target, fake_args, parse_ptxas, preload_runtime, tensor_marks
-from tslab.build.targets import resolve
+from tslab.compiling.args import divisibility_of, tensor_args
+from tslab.compiling.compile import compile_target, fake_args, parse_ptxas, preload_runtime, tensor_marks
+from tslab.compiling.targets import resolve
 from tslab.gpu import device
 from tslab.kernels import grid_stride_copy, tma_copy
 

@@ -45,9 +45,9 @@ def reference(q, k, v, causal: bool, scale: float):
 def _run(design, shape, *, seed: int, scale: float | None = None):
     import torch
 
-    from tslab.build.args import tensor_args
-    from tslab.build.compile import compiled, tensor_marks
-    from tslab.build.targets import resolve
+    from tslab.compiling.args import tensor_args
+    from tslab.compiling.compile import compiled, tensor_marks
+    from tslab.compiling.targets import resolve
     from tslab.gpu.jobs import _stream
 
     b, s_q, s_k, h, h_kv = shape

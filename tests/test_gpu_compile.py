@@ -8,7 +8,7 @@ import re
 import pytest
 
 import tslab.gpu as gpu
-from tslab.build.targets import Target, resolve
+from tslab.compiling.targets import Target, resolve
 from tslab.errors import DesignError
 from tslab.gpu.device import arch_name
 from tslab.kernels import demo_deadlock, gemm_sm90, grid_stride_copy, tma_copy
@@ -204,8 +204,8 @@ def test_a_persistent_gemm_compiles_without_upstream_deprecation_warnings():
     """TS's WorkQueue rests on CuTe DSL's deprecated scheduler copy: its 330 warnings a compile are not the user's."""
     import warnings
 
-    from tslab.build.compile import compile_target
-    from tslab.build.targets import resolve
+    from tslab.compiling.compile import compile_target
+    from tslab.compiling.targets import resolve
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

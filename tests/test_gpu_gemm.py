@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tslab.build.targets import resolve
+from tslab.compiling.targets import resolve
 from tslab.gpu import device
 from tslab.gpu.gemm_jobs import tolerance
 from tslab.gpu.jobs import _gemm_run
@@ -59,7 +59,7 @@ def test_gemm_variants_match_fp32_reference(params, shape):
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_one_dynamic_compile_serves_every_shape(dtype):
     """Runtime M, N, K (what an export holds): compiled once per worker, correct on every shape above."""
-    import tslab.build.compile as build
+    import tslab.compiling.compile as build
 
     before = len(build._COMPILED)
     for design in (gemm_sm90.design(dtype=dtype), gemm_sm90.design(dtype=dtype, **ONE_TILE_PER_BLOCK)):

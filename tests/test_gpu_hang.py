@@ -8,7 +8,7 @@ import pytest
 
 import tslab
 import tslab.gpu as gpu
-from tslab.build.targets import resolve
+from tslab.compiling.targets import resolve
 from tslab.gpu.compile import CompiledKernel
 from tslab.gpu.jobs import KERNEL_PHASE
 from tslab.kernels import demo_deadlock, tma_copy

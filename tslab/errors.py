@@ -70,7 +70,7 @@ class DesignError(TslabError, ValueError):
 
 
 class GpuError(TslabError):
-    """Base class of errors raised on the road to and on the GPU (:mod:`tslab.build`, :mod:`tslab.gpu`)."""
+    """Base class of errors raised on the road to and on the GPU (:mod:`tslab.compiling`, :mod:`tslab.gpu`)."""
 
 
 class UnsupportedKernelError(GpuError, ValueError):

@@ -30,7 +30,7 @@ from ..child import die_with_parent, popen_for_life, tail
 
 #: What the server imports before it forks anything: what every trace needs.
 PRELOAD = ("cutlass.cute", "cutlass.experimental.task_scheduling.task_manager", "tslab.capture.tracing",
-           "tslab.build.captured", "tslab.build.captured_export")
+           "tslab.compiling.captured", "tslab.compiling.captured_export")
 #: Keep the server single-threaded: these libraries would otherwise start threads when imported.
 SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                    "JE_ARROW_MALLOC_CONF": "background_thread:false"}

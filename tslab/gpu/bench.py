@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..build.targets import Target, resolve
+from ..compiling.targets import Target, resolve
 from .guards import require_gpu, require_gpu_for
 from .worker import run_job
 

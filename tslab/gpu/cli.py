@@ -74,8 +74,8 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
 
 
 def _export_captured(args: argparse.Namespace, design: Any) -> int:
-    from ..build.captured_export import export_captured
     from ..capture.cli import with_knobs
+    from ..compiling.captured_export import export_captured
 
     path = export_captured(with_knobs(design, args.knob), args.output, arch=args.arch, force=args.force,
                            overwrite=args.force)
@@ -140,8 +140,8 @@ def export_command(args: argparse.Namespace) -> int:
     """Run ``tslab export`` with parsed ``args``; prints what it wrote (:func:`exported`), returns the exit code."""
     from pathlib import Path
 
-    from ..build.targets import require_arch, require_gpu_kernel
     from ..capture.cli import capture_target, is_target
+    from ..compiling.targets import require_arch, require_gpu_kernel
     from ..core.design import Design
     from .errors import UnsupportedArchError
     from .export import export

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..build.compile import parse_ptxas
-from ..build.targets import Target, require_arch, require_kernel_arch, resolve
+from ..compiling.compile import parse_ptxas
+from ..compiling.targets import Target, require_arch, require_kernel_arch, resolve
 from .errors import KernelHungError, NoGpuError, WorkerTimeoutError
 from .guards import DEFAULT_SMS, SETUP_TIMEOUT, checked_target, require_gpu_for, verified
 from .worker import KERNEL_PHASE, run_job
@@ -153,7 +153,7 @@ def compile(
     verdict = verified(design, force)
     target = checked_target(target, verdict)
     out = run_job(
-        "tslab.build.compile:compile_job",
+        "tslab.compiling.compile:compile_job",
         {"target": target.to_dict(), "arch": arch, "sms": sms},
         timeout=timeout,
         what=f"compile of '{target.kernel}' for {arch}",
@@ -177,7 +177,7 @@ def compile(
 def compile_captured_design(design: Any, arch: str | None, *, force: bool, timeout: float) -> CompiledKernel:
     """Check a captured ``design`` (refused unless ok or ``force``), then compile its kernel as edited for ``arch``:
     the kernel's own host code with its knobs, the design's edits applied inside the trace."""
-    from ..build.captured import compile_captured
+    from ..compiling.captured import compile_captured
 
     verdict = verified(design, force)
     out = compile_captured(design, arch, timeout=timeout)

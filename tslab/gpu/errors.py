@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# Raised by tslab.build too, so they live in tslab.errors; shown here with the rest of the GPU path's errors.
+# Raised by tslab.compiling too, so they live in tslab.errors; shown here with the rest of the GPU path's errors.
 from ..errors import GpuError, UnsupportedArchError, UnsupportedKernelError
 
 

@@ -18,8 +18,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..build import templates
-from ..build.targets import Target, require_arch, resolve, shape_rules
+from ..compiling import templates
+from ..compiling.targets import Target, require_arch, resolve, shape_rules
 from ..core.design import Design
 from ..core.dispatch import Dispatch
 from .errors import GpuError, UnsafeDesignError
@@ -98,7 +98,7 @@ def export(
         shutil.rmtree(out)
     out.mkdir(parents=True)
     try:
-        jobs = [run_job("tslab.build.compile:export_job",
+        jobs = [run_job("tslab.compiling.compile:export_job",
                         {"target": c.target.to_dict(), "arch": arch, "sms": sms, "directory": str(out.resolve()),
                          "prefix": prefix},
                         timeout=timeout, what=f"export of '{c.target.kernel}' for {arch}")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..build.compile import compiled, tensor_marks
-from ..build.targets import Target
+from ..compiling.compile import compiled, tensor_marks
+from ..compiling.targets import Target
 
 #: H200 (SXM) dense fp16/bf16 tensor-core peak, TFLOP/s (datasheet).
 H200_DENSE_PEAK_TFLOPS = 989.0
@@ -55,8 +55,8 @@ def tolerance(result: dict[str, float], dtype: str) -> float:
 
 
 def _args(marks: Any, a: Any, b: Any, c: Any, stream: Any) -> tuple:
-    """Kernel arguments for ``(a, b, c)``, marked as :func:`tslab.build.compile.tensor_marks` says."""
-    from ..build.args import tensor_args
+    """Kernel arguments for ``(a, b, c)``, marked as :func:`tslab.compiling.compile.tensor_marks` says."""
+    from ..compiling.args import tensor_args
 
     return (*tensor_args((a, b, c), marks), stream)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..build.targets import Target, require_kernel_arch
+from ..compiling.targets import Target, require_kernel_arch
 from ..core.check import check
 from .errors import NoGpuError, UnsafeDesignError
 

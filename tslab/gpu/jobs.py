@@ -1,5 +1,5 @@
 """The work done inside the worker process for catalog kernels: run and check against torch, time. Plain data in and out
-(compiling and exporting are :mod:`tslab.build.compile`'s jobs)."""
+(compiling and exporting are :mod:`tslab.compiling.compile`'s jobs)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import sys
 import time
 from typing import Any
 
-from ..build.compile import compiled, tensor_marks
-from ..build.targets import Target
+from ..compiling.compile import compiled, tensor_marks
+from ..compiling.targets import Target
 from .job_channel import enter_phase, report_partial
 from .worker import KERNEL_PHASE
 
@@ -92,7 +92,7 @@ def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None)
     """
     import torch
 
-    from ..build.args import tensor_args
+    from ..compiling.args import tensor_args
     from .errors import CheckFailedError
 
     _sms()
@@ -131,7 +131,7 @@ def _time_target(
     """Check once, then time the kernel and torch's copy in turn, ``repeats`` times, rotating workspaces."""
     import torch
 
-    from ..build.args import tensor_args
+    from ..compiling.args import tensor_args
     from .timing import Contestant, time_interleaved, workspace_count
 
     count = workspace_count(t.nbytes, warmup, iterations)

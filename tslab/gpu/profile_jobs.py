@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..build.compile import compile_target
-from ..build.targets import Target
+from ..compiling.compile import compile_target
+from ..compiling.targets import Target
 from .job_channel import enter_phase
 from .worker import KERNEL_PHASE
 
@@ -144,7 +144,7 @@ def _workload(t: Target, seed: int) -> tuple[tuple, Any]:
         return gemm_jobs._args(tensor_marks(t), a, b, c, stream), gemm_check
     import torch
 
-    from ..build.args import tensor_args
+    from ..compiling.args import tensor_args
 
     src = _random(t.shape, t.dtype, seed)
     dst = torch.empty_like(src)

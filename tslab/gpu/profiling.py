@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..build.targets import resolve
+from ..compiling.targets import resolve
 from ..errors import DesignError
 from .guards import SETUP_TIMEOUT, checked_target, require_gpu_for, verified
 from .iket_session import MARKER_SLOTS, ProfileError

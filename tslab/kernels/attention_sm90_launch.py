@@ -192,5 +192,5 @@ def torch_dtype_name(params: dict[str, Any]) -> str:
     return DTYPES[params["dtype"]]
 
 
-#: What tslab.build calls on this module.
+#: What tslab.compiling calls on this module.
 __all__ = ["fake_args", "launch", "launch_constants", "torch_dtype_name"]

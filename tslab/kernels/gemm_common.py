@@ -19,7 +19,7 @@ from .rules import cutlass_dtype
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 #: What a dynamic compile promises of each tensor's extents (a: M x K, b: N x K, c: M x N): N and K multiples of
 #: 8, as TMA needs 16-byte row strides. Tensors passed to a dynamic kernel must be marked the same way
-#: (:func:`tslab.build.args.dynamic_tensor`).
+#: (:func:`tslab.compiling.args.dynamic_tensor`).
 DYNAMIC_DIVISIBILITY = ((1, 8), (8, 8), (1, 8))
 
 

@@ -187,5 +187,5 @@ def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms
     return (tuple(sorted(p.items())), pipelines)
 
 
-#: What tslab.build calls on this module; ``fake_args`` and ``torch_dtype_name`` are the GEMMs' shared ones.
+#: What tslab.compiling calls on this module; ``fake_args`` and ``torch_dtype_name`` are the GEMMs' shared ones.
 __all__ = ["fake_args", "launch", "launch_constants", "torch_dtype_name"]

@@ -413,7 +413,7 @@ def launch(
 
 #: What a dynamic compile promises of each tensor's extents (src, dst: rows x cols): cols a multiple of 8, the
 #: 16-byte row stride TMA needs. Tensors passed to a dynamic kernel are marked the same way
-#: (:func:`tslab.build.args.tensor_args`).
+#: (:func:`tslab.compiling.args.tensor_args`).
 DYNAMIC_DIVISIBILITY = ((1, 16 // ELEMENT_BYTES), (1, 16 // ELEMENT_BYTES))
 
 

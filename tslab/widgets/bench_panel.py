@@ -20,7 +20,7 @@ from typing import Any
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from ..build.captured_export import export_captured
+from ..compiling.captured_export import export_captured
 from ..core import mime
 from ..core.design import Design
 from ..errors import TslabError
