@@ -258,3 +258,15 @@ def test_a_ring_clicked_in_the_flow_diagram_marks_its_pipeline_panel():
     assert flow.rings["smem_ab"]["num_stages"] == 4
     assert "tslab-selected" in studio.pipeline_editor._panels["smem_epi"]._dom_classes
     studio.close()
+
+
+def test_a_member_of_a_merged_group_clicked_in_the_flow_marks_the_group():
+    studio = Studio(design("gemm_sm100", ab_rings="merged"), debounce=0.01)
+    flow = studio.flow
+    assert flow.rings["smem_a"]["group"] == "ab_sync" and flow.rings["ab_sync"]["members"] == ["smem_a", "smem_b"]
+    assert [t["name"] for t in flow.tasks] == [t["name"] for t in studio.verdict.tasks]  # warps under each task
+    flow._message(flow, {"kind": "select", "resource": "smem_b"})
+    assert flow.selected == "ab_sync"
+    marked = [n for n, p in studio.pipeline_editor._panels.items() if "tslab-selected" in p._dom_classes]
+    assert marked == ["ab_sync"]
+    studio.close()

@@ -265,7 +265,8 @@ class Studio(SavedOutput, widgets.HBox):
             self.pipeline_editor.select(resource)
         except DesignError:  # a resource the editor has no panel for (a fixed pipeline): nothing to mark
             return
-        self.flow.selected = resource
+        # a group's member is edited in its group's panel: the flow marks the group (and so its members)
+        self.flow.selected = self._design.pipelines().get(resource, {}).get("group") or resource
 
     def _refused(self, errors: dict) -> None:
         with self._lock:

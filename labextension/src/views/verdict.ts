@@ -72,7 +72,7 @@ export function createVerdictView(v: VerdictPayload): VerdictView {
     createBadge(v),
     createTrips(v),
     createErrors(v),
-    v.rings && Object.keys(v.rings).length ? section('flow', createFlow(v.schedule, v.rings)) : null,
+    v.rings && Object.keys(v.rings).length ? section('flow', createFlow(v.schedule, v.rings, { tasks: v.tasks })) : null,
     section('memory', createLayoutMap(v.layout, v.memory)),
     section('schedule', createSwimlane(v.schedule, { tasks: v.tasks })),
     section(v.trace && v.trace.fault.kind !== 'complete' ? 'counterexample' : 'a trace', player ? player.node : null)
