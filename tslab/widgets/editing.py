@@ -1,7 +1,9 @@
-"""What both editors share: the current valid design, listeners, and an optional re-check after each edit."""
+"""What the editors share: the current valid design, listeners, an optional re-check after each edit, and how a
+field's name is labelled."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from typing import Any
 
@@ -63,3 +65,13 @@ class DesignHolder(SavedOutput):
         if self.verdict is not None and self.verdict.design is self._design:
             payload["verdict"] = self.verdict.to_mime()
         return {mime.DESIGN: payload}
+
+
+def field_label(name: str) -> widgets.HTML:
+    """A field's name that wraps only after an underscore (``consumer_wait_signaling_`` / ``threads``), never
+    inside a word, and is never cut short."""
+    wrapped = "_<wbr>".join(html.escape(part) for part in name.split("_"))
+    label = widgets.HTML(f'<span title="{html.escape(name)}">{wrapped}</span>',
+                         layout=widgets.Layout(width="190px", min_width="0"))
+    label.add_class("tslab-field-label")
+    return label

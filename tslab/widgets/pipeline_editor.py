@@ -21,12 +21,12 @@ from ..core.design import Design
 from ..core.pipeline_groups import MERGED_FIELDS
 from ..errors import DesignError, Issue
 from . import pipeline_form as form
-from .editing import DesignHolder
+from .editing import DesignHolder, field_label
 from .knob_panel import KnobPanel
 
 AGENTS = ("Thread", "Warp", "ThreadBlock", "ThreadBlockCluster")
-_LABEL = widgets.Layout(width="250px", min_width="0")
 _ROW = widgets.Layout(flex_flow="row wrap", align_items="center")
+_CONTROL = "190px"  # a label and its control side by side in the Studio's editors column
 
 
 class PipelineEditor(DesignHolder, widgets.VBox):
@@ -217,7 +217,7 @@ class PipelineEditor(DesignHolder, widgets.VBox):
                 message = widgets.HTML(f'<span class="tslab-sized-by" style="color:#57606a">{_esc(sized_by)}</span>')
             self._controls[(resource, field)] = control
             self._messages[(resource, field)] = message
-            label = widgets.Label(field, layout=_LABEL, tooltip=field)
+            label = field_label(field)
             rows.append(widgets.VBox([widgets.HBox([label, control], layout=_ROW), message]))
         box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px"))
         box.add_class("tslab-pipeline-panel")
@@ -232,8 +232,8 @@ class PipelineEditor(DesignHolder, widgets.VBox):
     def _control(self, resource: str, field: str, value: Any, editable: bool) -> widgets.Widget:
         if field in form.GROUP_FIELDS:
             agent = widgets.Dropdown(options=AGENTS, value=(value or {}).get("agent", "Thread"),
-                                     layout=widgets.Layout(width="140px"), disabled=not editable)
-            size = widgets.Text(value=str((value or {}).get("size", 1)), layout=widgets.Layout(width="64px"),
+                                     layout=widgets.Layout(width="124px"), disabled=not editable)
+            size = widgets.Text(value=str((value or {}).get("size", 1)), layout=widgets.Layout(width="62px"),
                                 continuous_update=False, disabled=not editable)
 
             def group_changed(_: Any) -> None:
@@ -246,17 +246,17 @@ class PipelineEditor(DesignHolder, widgets.VBox):
             options = form.SIGNALING_CHOICES + (("None",) if field == "consumer_wait_signaling_threads" else ())
             shown = "None" if value is None else str(value)
             control: widgets.Widget = widgets.Dropdown(options=tuple(dict.fromkeys((*options, shown))), value=shown,
-                                                       disabled=not editable, layout=widgets.Layout(width="210px"))
+                                                       disabled=not editable, layout=widgets.Layout(width=_CONTROL))
         elif field == "interleave_stride":
             control = widgets.Text(value=form.format_interleave(value), continuous_update=False,
                                    placeholder="2 or acquire, commit, wait, release", disabled=not editable,
-                                   layout=widgets.Layout(width="210px"))
+                                   layout=widgets.Layout(width=_CONTROL))
         elif isinstance(value, bool):
             control = widgets.Checkbox(value=value, disabled=not editable, indent=False,
                                        layout=widgets.Layout(width="auto"))
         else:  # a whole number, typed as text: the editor parses it and refuses "2.5" or "x" with a message
             control = widgets.Text(value=str(int(value or 0)), continuous_update=False, disabled=not editable,
-                                   layout=widgets.Layout(width="210px"))
+                                   layout=widgets.Layout(width=_CONTROL))
         control.add_class(f"tslab-field-{field}")
         control.observe(lambda change: self._edited(resource, field, _from_control(field, change["new"])), "value")
         return control

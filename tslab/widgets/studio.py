@@ -1,6 +1,6 @@
-"""``Studio``: the verdict on top; both editors and a GPU tab on the left; the resource/task flow (click a ring to
-edit that pipeline), the memory map and the one history on the right; the schedule swimlane (drag to reorder)
-across the bottom.
+"""``Studio``: the verdict on top; both editors and a GPU tab in a column of their own; the memory map, the
+resource/task flow (click a ring to edit that pipeline) and the one history beside them (below the memory map where
+the output is narrow); the schedule swimlane (drag to reorder) across the bottom, headed by the verdict's status.
 
 Every accepted edit becomes the current design at once and is re-checked in the background (debounced;
 a newer edit supersedes a running check). ``wait()`` blocks until the newest design's verdict is shown. The GPU
@@ -24,7 +24,7 @@ from ..core.design import Design
 from ..core.verdict import Verdict
 from ..errors import DesignError
 from ..gpu.device import smem_capacity
-from .badge import badge_html
+from .badge import badge_html, status_pill
 from .bench_panel import BenchPanel
 from .flow_view import FlowView
 from .history import History
@@ -38,7 +38,7 @@ from .schedule_editor import ScheduleEditor
 from .swimlane import ScheduleView
 from .view_writer import ViewWriter
 
-CHART_WIDTH = 540  # px: fits the Studio's right column in JupyterLab from 1000 px wide up
+CHART_WIDTH = 640  # px at most: the map takes the width its column gives (one map, or two side by side)
 WAIT_STEP = 0.2  # seconds between redraws while wait() blocks
 UNSAFE = frozenset({"DEADLOCK", "RACE", "PDL-ORDER"})
 
@@ -126,18 +126,8 @@ class Studio(SavedOutput, widgets.HBox):
                                       baseline=baseline)
         self.editors = widgets.Tab(children=[self.pipeline_editor, self.schedule_editor, self.bench_panel])
         self.editors.titles = ("pipelines", "schedules", "GPU")
-        # The verdict heads the Studio, above both columns: in sight of the field being typed in at any width.
-        header = widgets.VBox([self._badge, self._states], layout=widgets.Layout(flex="1 1 100%", min_width="0"))
-        header.add_class("tslab-studio-header")
-        right = widgets.VBox([self.flow, self.layout_chart, self.history_view],
-                             layout=widgets.Layout(flex="1 1 520px", min_width="0"))
-        left = widgets.VBox([self.editors], layout=widgets.Layout(flex="1 1 440px", min_width="0"))
-        # The swimlane spans the Studio below both columns: a schedule's lanes need the width.
-        lanes = widgets.VBox([widgets.HTML("<b>schedule</b>"), self._swimlane, self._lane_note, self._counterexample],
-                             layout=widgets.Layout(flex="1 1 100%", min_width="0"))
-        lanes.add_class("tslab-studio-lanes")
-        self.children = [header, left, right, lanes]
-        self.layout.flex_flow = "row wrap"  # side by side when there is room, stacked when not
+        self._lanes_title = widgets.HTML("<b>schedule</b>")
+        self.children = [self._arrange()]
         self.add_class("tslab-studio")
         self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce,
                                     check_fn=self._check)
@@ -204,6 +194,30 @@ class Studio(SavedOutput, widgets.HBox):
         super().close()
 
     # -- internals -----------------------------------------------------------------------------------
+    def _arrange(self) -> widgets.Box:
+        """The Studio's parts in one grid (``tslab.css``).
+
+        At 860 px and more the editors sit in a column on the left beside the memory map, the flow and the
+        history; narrower, the memory map comes first, then the editors. Either way the verdict heads it and the
+        editors scroll inside their own box, so the verdict, the memory map and the field being typed in are in
+        sight together; the swimlane spans the width below (a schedule's lanes need it).
+        """
+        header = widgets.VBox([self._badge, self._states], layout=widgets.Layout(min_width="0"))
+        header.add_class("tslab-studio-header")
+        left = widgets.VBox([self.editors], layout=widgets.Layout(min_width="0"))
+        left.add_class("tslab-studio-editors")
+        memory = widgets.VBox([self.layout_chart], layout=widgets.Layout(min_width="0"))
+        memory.add_class("tslab-studio-memory")
+        flow = widgets.VBox([widgets.HTML("<b>flow</b>"), self.flow], layout=widgets.Layout(min_width="0"))
+        flow.add_class("tslab-studio-flow")
+        lanes = widgets.VBox([self._lanes_title, self._swimlane, self._lane_note, self._counterexample],
+                             layout=widgets.Layout(min_width="0"))
+        lanes.add_class("tslab-studio-lanes")
+        grid = widgets.Box([header, memory, left, flow, self.history_view, lanes],
+                           layout=widgets.Layout(width="100%", min_width="0"))
+        grid.add_class("tslab-studio-grid")
+        return grid
+
     def _edited(self, design: Design, *, source: Any, label: str | None = None) -> None:
         with self._lock:
             said = getattr(source, "last_label", None) if source is not None else None
@@ -296,6 +310,9 @@ class Studio(SavedOutput, widgets.HBox):
                       f"typed into {html.escape(resource)}.{html.escape(field)} was refused: "
                       f"{html.escape(issue.message)}</div>")
         self._badge.value = badge
+        # the status again above the lanes: the verdict header is out of sight while a step is dragged down there
+        pill = status_pill(verdict, checking=checking)
+        self._lanes_title.value = f'<b>schedule</b> <span class="tslab-lanes-status">{pill}</span>'
         if verdict is self._drawn:
             return
         self._states.value = f'<span class="tslab-states">{html.escape(states_line(verdict))}</span>'
