@@ -33,7 +33,7 @@ from .layout_chart import LayoutChart
 from .pipeline_editor import PipelineEditor
 from .rechecker import Rechecker
 from .replay import ReplayPlayer
-from .saved_output import SavedOutput
+from .saved_output import SavedOutput, current_request
 from .schedule_editor import ScheduleEditor
 from .swimlane import ScheduleView
 from .view_writer import ViewWriter
@@ -132,6 +132,7 @@ class Studio(SavedOutput, widgets.HBox):
         self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce,
                                     check_fn=self._check)
         self._checking = ""
+        self._edit_origin = None  # the request (cell, front end) that made the newest edit: see refresh_saved
         self._drawn: Verdict | None = None  # the verdict the views show (the chart starts with it)
         self._views = ViewWriter(self._draw)
         self._views.request()
@@ -237,6 +238,8 @@ class Studio(SavedOutput, widgets.HBox):
         with self._lock:
             self._design = design
             self._checking = "re-checking…"
+            # who made the edit: its drawing replaces the saved output only if that cell or the Studio itself did
+            self._edit_origin = current_request()
         for editor in (self.pipeline_editor, self.schedule_editor):
             if editor is not source:
                 editor.load(design)
@@ -323,7 +326,7 @@ class Studio(SavedOutput, widgets.HBox):
         view = type(self).counterexample_view(verdict)
         self._counterexample.children = [view] if view is not None else []
         self._drawn = verdict
-        self.refresh_saved()
+        self.refresh_saved(origin=self._edit_origin)
 
     def _render_history(self) -> None:
         self.history_view.show(self.history)
