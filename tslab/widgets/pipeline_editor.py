@@ -41,6 +41,7 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         self._hold(design, auto_check=auto_check)
         self._controls: dict[tuple[str, str], widgets.Widget] = {}
         self._messages: dict[tuple[str, str], widgets.HTML] = {}
+        self._notes: dict[tuple[str, str], str] = {}  # what each message box says, as plain text
         self._loading = False
         self.errors: dict[tuple[str, str], Issue] = {}
         self.knobs: KnobPanel | None = None
@@ -79,9 +80,9 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         return self._controls[(resource, field)]
 
     def message(self, resource: str, field: str) -> str:
-        """The error text shown at a field ('' when the field is fine)."""
-        box = self._messages.get((resource, field))
-        return box.value if box is not None else ""
+        """What is shown at a field, as plain text: TS's reason, the hint and the design on show for a refused
+        value, a captured kernel's sizing note ('' when there is nothing to say)."""
+        return self._notes.get((resource, field), "")
 
     def load(self, design: Design) -> None:
         """Show ``design`` (e.g. after a revert) without re-checking or notifying listeners."""
@@ -143,10 +144,15 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         box = self._messages.get(key)
         if box is None:
             return
-        box.value = "" if issue is None else (
-            f'<div class="tslab-field-error" style="color:#cf222e">{_esc(issue.message)}'
-            + (f"<br><i>hint: {_esc(issue.hint)}</i>" if issue.hint else "")
-            + f'<br><span class="tslab-last-valid">showing the last valid design{_esc(self.shown_note())}</span></div>')
+        if issue is None:
+            box.value = ""
+            self._notes.pop(key, None)
+            return
+        shown = f"showing the last valid design{self.shown_note()}"
+        self._notes[key] = "\n".join([issue.message, *([f"hint: {issue.hint}"] if issue.hint else []), shown])
+        box.value = (f'<div class="tslab-field-error" style="color:#cf222e">{_esc(issue.message)}'
+                     + (f"<br><i>hint: {_esc(issue.hint)}</i>" if issue.hint else "")
+                     + f'<br><span class="tslab-last-valid">{_esc(shown)}</span></div>')
 
     def _show(self, key: tuple[str, str], value: Any) -> None:
         control = self._controls[key]
@@ -181,6 +187,7 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         self._controls.clear()
         self._panels.clear()
         self._messages.clear()
+        self._notes.clear()
         panels = [self._panel(name, cfg) for name, cfg in self._design.pipelines().items() if "group" not in cfg]
         if not panels:
             panels = [widgets.HTML("<i>This design has no pipelined resource.</i>")]
@@ -215,6 +222,7 @@ class PipelineEditor(DesignHolder, widgets.VBox):
             message = widgets.HTML("")
             if field == "num_stages" and sized_by:
                 message = widgets.HTML(f'<span class="tslab-sized-by" style="color:#57606a">{_esc(sized_by)}</span>')
+                self._notes[(resource, field)] = sized_by
             self._controls[(resource, field)] = control
             self._messages[(resource, field)] = message
             label = field_label(field)
