@@ -14,6 +14,7 @@ from ..core.check import check
 from ..core.design import Design
 from ..core.verdict import Verdict
 from .badge import badge_html
+from .history import changes_nothing
 from .saved_output import SavedOutput
 
 
@@ -51,6 +52,10 @@ class DesignHolder(SavedOutput):
         self._refusal_listeners.append(callback)
 
     def accept(self, design: Design) -> None:
+        """Make ``design`` current, re-check it (``auto_check``) and tell the listeners; an edit that changes
+        nothing (the value already there, typed again) is no edit: nobody is told, no history entry is made."""
+        if changes_nothing(self._design, design):
+            return
         self._design = design
         if self._auto_check:
             self.verdict = check(design)

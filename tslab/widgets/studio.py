@@ -27,7 +27,7 @@ from ..gpu.device import smem_capacity
 from .badge import badge_html, status_pill
 from .bench_panel import BenchPanel
 from .flow_view import FlowView
-from .history import History
+from .history import History, changes_nothing
 from .history_view import HistoryView
 from .layout_chart import LayoutChart
 from .pipeline_editor import PipelineEditor
@@ -220,6 +220,8 @@ class Studio(SavedOutput, widgets.HBox):
         return grid
 
     def _edited(self, design: Design, *, source: Any, label: str | None = None) -> None:
+        if changes_nothing(self._design, design):  # the value already there, or a revert to the design on show
+            return
         with self._lock:
             said = getattr(source, "last_label", None) if source is not None else None
             self.history.add(design, label or said)
