@@ -86,8 +86,9 @@ export function designNotebookCells(kernel: string): Cell[] {
   return [
     {
       markdown:
-        `# A tslab Studio on \`${kernel}\`\n\nEdit its pipelines and schedules on the left: every edit is checked by TS at once, ` +
-        'and the verdict, memory map and swimlane on the right follow it. The GPU tab compiles the design on show.'
+        `# A tslab Studio on \`${kernel}\`\n\nEdit its pipelines and schedules in the editors (the tabs in their own scrolling box): ` +
+        'every edit is checked by TS at once, and the verdict above them, the memory map, the flow and the history beside them ' +
+        '(above them in a narrow notebook) and the schedule swimlane below follow it. The GPU tab compiles the design on show.'
     },
     `import tslab\nfrom tslab.kernels import design\nfrom tslab.widgets import Studio`,
     `studio = Studio(design(${pyString(kernel)}))\nstudio`

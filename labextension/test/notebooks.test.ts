@@ -31,6 +31,9 @@ describe('design notebooks', () => {
     // It opens with a line on what the notebook is for, not with two unexplained code cells.
     const nb = notebookJSON(cells) as { cells: { cell_type: string; source: string }[] };
     expect(nb.cells.map(c => c.cell_type)).toEqual(['markdown', 'code', 'code']);
+    // where the Studio puts things: the swimlane below, never "on the right"
+    expect(nb.cells[0].source).toContain('the schedule swimlane below');
+    expect(nb.cells[0].source).not.toContain('on the right');
     expect(nb.cells[0].source).toMatch(/^# A tslab Studio on `gemm_sm90`/);
     expect(defaultKernel(['grid_stride_copy', 'tma_copy', 'gemm_sm90'])).toBe('tma_copy'); // something to edit
     expect(defaultKernel(['grid_stride_copy'])).toBe('grid_stride_copy');
