@@ -43,7 +43,7 @@ function ring(box: RingBox, selected: string | null | undefined, clickable: bool
   const picked = selected === box.resource || (!!box.ring.group && selected === box.ring.group);
   return s(
     'g',
-    { class: picked ? 'tslab-ring tslab-ring-selected' : 'tslab-ring', 'data-resource': box.resource, tabindex: 0, role: 'button' },
+    { class: picked ? 'tslab-ring tslab-ring-selected' : 'tslab-ring', 'data-resource': box.resource, ...(box.ring.group ? { 'data-group': box.ring.group } : {}), tabindex: 0, role: 'button' },
     s('title', {}, ringTitle(box.resource, box.ring, clickable)),
     s('rect', { x: box.x, y: box.y, width: box.width, height: box.height, rx: box.height / 2, class: 'tslab-ring-box' }),
     ...stages(n, cx, cy),
