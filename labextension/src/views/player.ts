@@ -207,13 +207,15 @@ function legend(): HTMLElement {
 }
 
 const LANE = 24;
-const LABEL = 130;
+/** The task names' column: as wide as the longest name at 11 px monospace (0.62 em a character), at most 130 px. */
+const labelWidth = (trace: TracePayload) => Math.min(130, Math.ceil(Math.max(4, ...trace.tasks.map(t => t.length)) * 6.9) + 12);
 
 /** The swimlane: a square per step in its task's lane, the fault's tasks marked after the last step; `room` is the
- * width it may take (a column per step of 6 to 20 px). */
-function createLanes(trace: TracePayload, room = LABEL + 840): { node: SVGElement; select(index: number): void } {
+ * width it may take (a column per step of 4 to 20 px). */
+function createLanes(trace: TracePayload, room = 970): { node: SVGElement; select(index: number): void } {
   const n = trace.steps.length;
-  const col = Math.max(6, Math.min(20, Math.floor((room - LABEL - 2) / (n + 2))));
+  const LABEL = labelWidth(trace);
+  const col = Math.max(4, Math.min(20, Math.floor((room - LABEL - 2) / (n + 2))));
   const width = LABEL + col * (n + 2);
   const height = LANE * trace.tasks.length + 18;
   const laneY = (task: string) => trace.tasks.indexOf(task) * LANE;
@@ -231,9 +233,9 @@ function createLanes(trace: TracePayload, room = LABEL + 840): { node: SVGElemen
       s(
         'rect',
         {
-          x: LABEL + step.index * col + 1,
+          x: LABEL + step.index * col + (col > 5 ? 1 : 0.5),
           y: laneY(step.task ?? '') + 5,
-          width: col - 2,
+          width: col > 5 ? col - 2 : col - 1,
           height: LANE - 10,
           fill: stageColour(step.op?.stage ?? ''),
           class: faultStep ? 'tslab-step tslab-fault-step' : 'tslab-step',
