@@ -135,7 +135,7 @@ export function designNotebookCells(kernel: string): Cell[] {
     {
       markdown:
         `# A tslab Studio on \`${kernel}\`\n\nEdit its pipelines and schedules in the editors (the tabs in their own scrolling box): ` +
-        'every edit is checked by TS at once, and the verdict above them, the memory map, the flow and the history beside them ' +
+        'every edit is checked by TS at once, and the verdict and history above them, the memory map and the flow beside them ' +
         '(above them in a narrow notebook) and the schedule swimlane below follow it. The GPU tab compiles the design on show.'
     },
     `import tslab\nfrom tslab.kernels import design\nfrom tslab.widgets import Studio`,

@@ -140,6 +140,14 @@ describe('the flow as a dataflow graph', () => {
     });
   }
 
+  it("puts tasks that do the same job (ping-pong's two MMA warpgroups) side by side in their order", () => {
+    const f = FLOWS.gemm_sm90_pingpong;
+    const layout = layoutFlow(f.schedule, f.rings, f.tasks);
+    const [mma0, mma1] = ['task:MmaTask0', 'task:MmaTask1'].map(id => layout.nodes.find(n => n.id === id)!);
+    expect(mma0.y).toBe(mma1.y);
+    expect(mma0.x).toBeLessThan(mma1.x);
+  });
+
   it('keeps the catalog designs narrow enough for a Studio at 1000 px (text is never scaled down)', () => {
     const widths = Object.fromEntries(Object.entries(FLOWS).map(([name, f]) => [name, layoutFlow(f.schedule, f.rings, f.tasks).width]));
     for (const name of Object.keys(UPWARDS).filter(n => n !== 'fa4_synthetic')) {

@@ -74,6 +74,8 @@ def _fit(lab, page) -> None:
     replay.locator(".tslab-player").first.wait_for(timeout=60_000)
     blackwell = page.locator(TMEM_MAP).first
     blackwell.locator(".tslab-map").nth(1).wait_for(timeout=60_000)  # SMEM, then TMEM
+    blackwell.scroll_into_view_if_needed()  # Lab leaves a cell far out of view unrendered: no text to read
+    page.wait_for_timeout(500)
     spaces = [t.strip() for t in blackwell.locator(".tslab-map-space").all_inner_texts()]
     problems = []
     for width in WIDTHS:

@@ -1,6 +1,7 @@
-"""``Studio``: the verdict on top; both editors and a GPU tab in a column of their own; the memory map, the
-resource/task flow (click a ring to edit that pipeline) and the one history beside them (below the memory map where
-the output is narrow); the schedule swimlane (drag to reorder) across the bottom, headed by the verdict's status.
+"""``Studio``: the verdict on top with the one history (undo, redo, the newest edits) beside it; both editors and a
+GPU tab in a column of their own; the memory map and the resource/task flow (click a ring to edit that pipeline)
+beside them (the map above them where the output is narrow); the schedule swimlane (drag to reorder) across the
+bottom, headed by the verdict's status.
 
 Every accepted edit becomes the current design at once and is re-checked in the background (debounced;
 a newer edit supersedes a running check). ``wait()`` blocks until the newest design's verdict is shown. The GPU
@@ -198,10 +199,11 @@ class Studio(SavedOutput, widgets.HBox):
     def _arrange(self) -> widgets.Box:
         """The Studio's parts in one grid (``tslab.css``).
 
-        At 860 px and more the editors sit in a column on the left beside the memory map, the flow and the
-        history; narrower, the memory map comes first, then the editors. Either way the verdict heads it and the
-        editors scroll inside their own box, so the verdict, the memory map and the field being typed in are in
-        sight together; the swimlane spans the width below (a schedule's lanes need it).
+        The verdict heads it with the history beside (narrower than 860 px: below) it, so undo is next to what it
+        changes. At 860 px and more the editors sit in a column on the left beside the memory map and the flow;
+        narrower, the memory map comes first, then the editors. The editors scroll inside their own box, so the
+        verdict, the memory map and the field being typed in are in sight together; the swimlane spans the width
+        below (a schedule's lanes need it).
         """
         header = widgets.VBox([self._badge, self._states], layout=widgets.Layout(min_width="0"))
         header.add_class("tslab-studio-header")
@@ -214,7 +216,7 @@ class Studio(SavedOutput, widgets.HBox):
         lanes = widgets.VBox([self._lanes_title, self._swimlane, self._lane_note, self._counterexample],
                              layout=widgets.Layout(min_width="0"))
         lanes.add_class("tslab-studio-lanes")
-        grid = widgets.Box([header, memory, left, flow, self.history_view, lanes],
+        grid = widgets.Box([header, self.history_view, memory, left, flow, lanes],
                            layout=widgets.Layout(width="100%", min_width="0"))
         grid.add_class("tslab-studio-grid")
         return grid

@@ -288,6 +288,8 @@ export function layoutFlow(schedule: ScheduleRow[], rings: Record<string, Ring>,
     const node = nodes.get(id)!;
     node.x = g.node(id).x! - node.width / 2;
   }
+  // Nodes of one rank linked to the same nodes (ping-pong's MmaTask0 and MmaTask1) in dataflow order, left to right.
+  orderTwins(ids, rank, nodes, links, pos);
   // A group's members side by side in the order of the tasks that fill them, so that their edges do not cross.
   for (const node of nodes.values()) {
     if (node.kind === 'group') {
@@ -353,6 +355,28 @@ export function layoutFlow(schedule: ScheduleRow[], rings: Record<string, Ring>,
   const width = Math.ceil(Math.max(...[...nodes.values()].map(n => n.x + n.width), ...edges.flatMap(e => e.points.map(p => p.x))) + MARGIN);
   const height = Math.ceil(Math.max(...[...nodes.values()].map(n => n.y + n.height)) + MARGIN);
   return { width, height, tasks: order, nodes: [...nodes.values()], edges };
+}
+
+/** Put nodes of one rank that link to exactly the same nodes (swapping them crosses nothing new) in dataflow order,
+ * where their places allow it (no overlap). */
+function orderTwins(ids: string[], rank: Map<string, number>, nodes: Map<string, FlowNode>, links: Link[], pos: Map<string, number>): void {
+  const signature = (id: string) =>
+    [rank.get(id), ...links.filter(l => l.from === id || l.to === id).map(l => `${l.from === id ? '>' : '<'}${l.from === id ? l.to : l.from}|${l.member}`).sort()].join(',');
+  const twins = new Map<string, string[]>();
+  ids.forEach(id => twins.set(signature(id), [...(twins.get(signature(id)) ?? []), id]));
+  for (const group of twins.values()) {
+    if (group.length < 2) {
+      continue;
+    }
+    const centres = group.map(id => nodes.get(id)!.x + nodes.get(id)!.width / 2).sort((a, b) => a - b);
+    const before = group.map(id => nodes.get(id)!.x);
+    [...group].sort((a, b) => pos.get(a)! - pos.get(b)!).forEach((id, i) => (nodes.get(id)!.x = centres[i] - nodes.get(id)!.width / 2));
+    const inRank = ids.filter(id => rank.get(id) === rank.get(group[0])).map(id => nodes.get(id)!);
+    const clash = inRank.some((a, i) => inRank.slice(i + 1).some(b => a.x < b.x + b.width && b.x < a.x + a.width));
+    if (clash) {
+      group.forEach((id, i) => (nodes.get(id)!.x = before[i]));
+    }
+  }
 }
 
 /** Spread the edges leaving (entering) each node's side over its width, ordered by where they head. */
