@@ -3,7 +3,8 @@
 ``labextension/test/fixtures/`` holds recorded mime payloads (the demo_deadlock and demo_race traces, a
 demo_guards verdict and a run of it to completion (loop guards), a gemm_sm90 verdict with aliased phases, a TMEM
 map with aliased phases (attention_tmem) and one past TMEM's capacity (gemm_sm100 with 3 accumulator stages), a
-design file, the timeline of an H200 profile of gemm_sm90) and
+design file, the timeline of an H200 profile of gemm_sm90, the flows of the catalog's pipelined designs (what the
+flow diagram lays out)) and
 ``labextension/src/catalog.json`` the kernels the launcher offers. Rewrite both after a change with
 ``python tests/test_labextension_data.py``.
 """
@@ -17,7 +18,7 @@ import pytest
 
 import tslab
 from tslab.kernels import catalog, design
-from tslab.kernels.gemm_sm90 import ALIASED
+from tslab.kernels.gemm_sm90 import ALIASED, PINGPONG
 
 EXT = Path(__file__).resolve().parents[1] / "labextension"
 FIXTURES = EXT / "test" / "fixtures"
@@ -38,6 +39,20 @@ def _timeline() -> dict[str, object]:
     return Timeline.from_job("gemm_sm90", task_steps(design("gemm_sm90").lower().tasks), job).to_mime()
 
 
+#: The designs whose flows the flow diagram's tests lay out: every pipelined catalog kernel, ping-pong and merged rings.
+FLOWS = {"tma_copy": {}, "gemm_sm90": {}, "gemm_sm90_pingpong": PINGPONG, "gemm_sm100": {},
+         "gemm_sm100_merged": {"ab_rings": "merged"}, "attention_tmem": {}}
+
+
+def _flows() -> dict[str, object]:
+    """Each design's flow: its schedule table, task rows and rings (``Verdict.to_mime()``'s parts the diagram reads)."""
+    out = {}
+    for name, params in FLOWS.items():
+        payload = tslab.check(design(name.removesuffix("_pingpong").removesuffix("_merged"), **params)).to_mime()
+        out[name] = {k: payload[k] for k in ("schedule", "tasks", "rings")}
+    return _plain(out)
+
+
 def recorded() -> dict[str, object]:
     """File name -> the payload tslab emits now."""
     deadlock, race = (tslab.check(design(k)) for k in ("demo_deadlock", "demo_race"))
@@ -54,6 +69,7 @@ def recorded() -> dict[str, object]:
         "timeline_gemm_sm90.json": _plain(_timeline()),
         "verdict_demo_guards.json": _plain(tslab.check(design("demo_guards")).to_mime()),
         "trace_demo_guards.json": _plain(tslab.trace(design("demo_guards", stages=2), to="complete").to_dict()),
+        "flows.json": _flows(),
     }
 
 

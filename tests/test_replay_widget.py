@@ -73,7 +73,9 @@ def test_explorer_mode_buttons_follow_the_checker():
         buttons = {b.description.split(":")[0]: b for b in player.moves.children}
         buttons["LoadTask"].click()
     player.step("StoreTask")
-    assert "DEADLOCK" in player.message.value and player.last == player.index == 10
+    # the player's last step says DEADLOCK; the line under the buttons does not say it again
+    assert "DEADLOCK" not in player.message.value and "play is over" in player.message.value
+    assert player.last == player.index == 10
     assert len(player.view.trace["steps"]) == 11 and player.view.trace["fault"]["kind"] == "deadlock"
     assert all(b.disabled for b in player.moves.children[:2])
     player.undo()
@@ -99,3 +101,13 @@ def test_core_never_imports_jupyter_packages():
             "print(sorted(m for m in ('ipywidgets', 'plotly') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_finished_play_says_complete_once():
+    ex = Explorer(design("tma_copy", tiles=2))
+    player = ReplayPlayer(ex)
+    while ex.status.kind == "running":
+        player.step(ex.enabled()[-1].task)
+    assert player.view.trace["fault"]["kind"] == "complete"  # the player's last step: COMPLETE, with the message
+    assert "COMPLETE" not in player.message.value and "every task ran" not in player.message.value
+

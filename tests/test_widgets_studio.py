@@ -258,3 +258,29 @@ def test_a_ring_clicked_in_the_flow_diagram_marks_its_pipeline_panel():
     assert flow.rings["smem_ab"]["num_stages"] == 4
     assert "tslab-selected" in studio.pipeline_editor._panels["smem_epi"]._dom_classes
     studio.close()
+
+
+def test_a_member_of_a_merged_group_clicked_in_the_flow_marks_the_group():
+    studio = Studio(design("gemm_sm100", ab_rings="merged"), debounce=0.01)
+    flow = studio.flow
+    assert flow.rings["smem_a"]["group"] == "ab_sync" and flow.rings["ab_sync"]["members"] == ["smem_a", "smem_b"]
+    assert [t["name"] for t in flow.tasks] == [t["name"] for t in studio.verdict.tasks]  # warps under each task
+    flow._message(flow, {"kind": "select", "resource": "smem_b"})
+    assert flow.selected == "ab_sync"
+    marked = [n for n, p in studio.pipeline_editor._panels.items() if "tslab-selected" in p._dom_classes]
+    assert marked == ["ab_sync"]
+    studio.close()
+
+
+def test_typing_the_value_already_there_is_no_edit_and_leaves_undo_off():
+    studio = Studio(design("tma_copy"), debounce=0.01)
+    box = studio.pipeline_editor.control("smem_ring", "num_stages")
+    box.value = " 4 "  # the stage count it already has, typed again
+    assert studio.pipeline_editor.set("smem_ring", "num_stages", 4)  # and set again from Python
+    studio.revert(0)  # a revert to the design on show
+    assert studio.history.labels() == ["start"] and not studio.history.can_undo
+    assert not studio.undo()
+    studio.pipeline_editor.set("smem_ring", "num_stages", 5)
+    assert studio.history.labels() == ["start", "smem_ring.num_stages 4 -> 5"] and studio.history.can_undo
+    studio.close()
+

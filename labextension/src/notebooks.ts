@@ -8,6 +8,10 @@ export interface HostFunction {
   name: string;
   /** Python source of the arguments to pass (`fake` stand-ins for tensors; parameters with defaults left out). */
   args: string;
+  /** The function's signature as written (`attention(q: cute.Tensor, kv_tiles: cutlass.Int32, sms=132)`). */
+  signature: string;
+  /** The first line of its docstring, or ''. */
+  doc: string;
 }
 
 const JIT_DEF = /^@cute\.jit\b[^\n]*\n(?:@[^\n]*\n)*def\s+(\w+)\s*\(/gm;
@@ -15,9 +19,31 @@ const JIT_DEF = /^@cute\.jit\b[^\n]*\n(?:@[^\n]*\n)*def\s+(\w+)\s*\(/gm;
 /** The module-level `@cute.jit` functions of a kernel file, in file order (host functions are among them). */
 export function jitFunctions(source: string): HostFunction[] {
   const out: HostFunction[] = [];
+  const constants = moduleConstants(source);
   for (const match of source.matchAll(JIT_DEF)) {
     const open = (match.index ?? 0) + match[0].length;
-    out.push({ name: match[1], args: standInArgs(paramsText(source, open)) });
+    const params = paramsText(source, open);
+    const body = source.slice(open + params.length);
+    const doc = /^\)[^\n]*:\s*\n\s*(?:"""|''')\s*([^\n]*?)\s*(?:"""|'''|$)/m.exec(body)?.[1] ?? '';
+    out.push({
+      name: match[1],
+      args: standInArgs(params, source, constants),
+      signature: `${match[1]}(${params.split('\n').map(l => l.trim()).join(' ').replace(/\s+/g, ' ').trim()})`,
+      doc
+    });
+  }
+  return out;
+}
+
+/** Whole-number constants set at module level (`STRIP = 128`, `tile_m, tile_n = 128, 64`). */
+export function moduleConstants(source: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of source.matchAll(/^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*(\d[\d_]*(?:\s*,\s*\d[\d_]*)*)\s*(?:#.*)?$/gm)) {
+    const names = m[1].split(',').map(n => n.trim());
+    const values = m[2].split(',').map(v => Number(v.trim().replace(/_/g, '')));
+    if (names.length === values.length) {
+      names.forEach((n, i) => out.set(n, values[i]));
+    }
   }
   return out;
 }
@@ -49,11 +75,33 @@ function splitTopLevel(text: string): string[] {
   return parts.map(p => p.trim()).filter(p => p && p !== '*' && p !== '/' && !p.startsWith('**'));
 }
 
-/** Stand-ins for the parameters without defaults: a fake fp16 tensor for tensors, 1 for anything else. */
-export function standInArgs(params: string): string {
+/** The fake tensor's shape for parameter `name`: 8 x 256, each extent raised to what the kernel divides it by
+ * (`q.shape[0] // tile_m` with `tile_m = 128` at module level: at least 128 rows), so no tile count comes out 0. */
+function standInShape(name: string, source: string, constants: Map<string, number>): number[] {
+  const shape = [8, 256];
+  const escaped = name.replace(/[^\w]/g, '');
+  for (const m of source.matchAll(new RegExp(`\\b${escaped}\\.shape\\[(\\d)\\]\\s*//\\s*(\\w+)`, 'g'))) {
+    const dim = Number(m[1]);
+    const by = /^\d+$/.test(m[2]) ? Number(m[2]) : constants.get(m[2]);
+    if (dim < shape.length && by !== undefined && by > shape[dim]) {
+      shape[dim] = by;
+    }
+  }
+  return shape;
+}
+
+/** Stand-ins for the parameters without defaults: a fake fp16 tensor for tensors (big enough for the tiles the
+ * kernel divides it into, where `source` says), 1 for anything else. */
+export function standInArgs(params: string, source = '', constants: Map<string, number> = moduleConstants(source)): string {
   return splitTopLevel(params)
     .filter(p => !p.includes('=') && !p.startsWith('self'))
-    .map(p => (/Tensor|Pointer/.test(p) ? 'fake.tensor("f16", (8, 256))' : '1'))
+    .map(p => {
+      if (!/Tensor|Pointer/.test(p)) {
+        return '1';
+      }
+      const [rows, cols] = standInShape(p.split(':')[0].trim(), source, constants);
+      return `fake.tensor("f16", (${rows}, ${cols}))`;
+    })
     .join(', ');
 }
 
@@ -86,8 +134,9 @@ export function designNotebookCells(kernel: string): Cell[] {
   return [
     {
       markdown:
-        `# A tslab Studio on \`${kernel}\`\n\nEdit its pipelines and schedules on the left: every edit is checked by TS at once, ` +
-        'and the verdict, memory map and swimlane on the right follow it. The GPU tab compiles the design on show.'
+        `# A tslab Studio on \`${kernel}\`\n\nEdit its pipelines and schedules in the editors (the tabs in their own scrolling box): ` +
+        'every edit is checked by TS at once, and the verdict and history above them, the memory map and the flow beside them ' +
+        '(above them in a narrow notebook) and the schedule swimlane below follow it. The GPU tab compiles the design on show.'
     },
     `import tslab\nfrom tslab.kernels import design\nfrom tslab.widgets import Studio`,
     `studio = Studio(design(${pyString(kernel)}))\nstudio`

@@ -11,6 +11,7 @@ import { ILauncher } from '@jupyterlab/launcher';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 import catalog from './catalog.json';
+import { CheckBody } from './check_dialog';
 import { type Cell, checkFileCells, defaultKernel, designNotebookCells, jitFunctions, notebookJSON, openDesignCells } from './notebooks';
 import { studioIcon, tutorialsIcon } from './icons';
 import { addLiveOrSaved } from './renderers/live';
@@ -129,38 +130,6 @@ async function checkFile(app: JupyterFrontEnd, path: string): Promise<void> {
   }
   const stem = basename(path).replace(/\.py$/, '');
   await createNotebook(app, dirname(path), `check_${stem}`, checkFileCells(basename(path), result.value.fn, result.value.args), true);
-}
-
-/** The dialog body of "Check with tslab...": the host function, and the arguments to trace it with. */
-class CheckBody extends Widget implements Dialog.IBodyWidget<{ fn: string; args: string }> {
-  constructor(functions: { name: string; args: string }[]) {
-    super();
-    this.addClass('tslab-check-dialog');
-    this.select = document.createElement('select');
-    this.select.setAttribute('aria-label', 'host function');
-    for (const f of functions) {
-      this.select.add(new Option(f.name, f.name));
-    }
-    this.args = document.createElement('input');
-    this.args.setAttribute('aria-label', 'arguments');
-    this.args.value = functions[0].args;
-    this.select.addEventListener('change', () => {
-      this.args.value = functions.find(f => f.name === this.select.value)?.args ?? '';
-    });
-    const label = (text: string, el: HTMLElement) => {
-      const l = document.createElement('label');
-      l.append(text, el);
-      return l;
-    };
-    this.node.append(label('host function (@cute.jit) ', this.select), label('arguments ', this.args));
-  }
-
-  getValue(): { fn: string; args: string } {
-    return { fn: this.select.value, args: this.args.value };
-  }
-
-  private select: HTMLSelectElement;
-  private args: HTMLInputElement;
 }
 
 async function pick(title: string, what: string, options: [string, string][], first?: string): Promise<string | null> {

@@ -13,6 +13,15 @@ describe('kernel files', () => {
     expect(jitFunctions(source).map(f => f.name)).not.toContain('ring_copy_kernel');
   });
 
+  it('guesses fake tensors big enough for the tiles the kernel divides them into, and shows the signature', () => {
+    const source = readFileSync(join(ROOT, 'notebooks', 'kernels', 'attention_schedule.py'), 'utf8');
+    const host = jitFunctions(source).find(f => f.name === 'attention')!;
+    // q.shape[0] // tile_m with tile_m = 128: 8 rows would be no query tile at all, and the trace fails
+    expect(host.args).toBe('fake.tensor("f16", (128, 256)), 1');
+    expect(host.signature).toBe('attention(q: cute.Tensor, kv_tiles: cutlass.Int32, sms: cutlass.Constexpr = 132)');
+    expect(host.doc).toMatch(/^Launch over the query tiles of ``q``/);
+  });
+
   it('leaves parameters with defaults out', () => {
     expect(standInArgs('a: cute.Tensor, n: int, *, flag: bool = False')).toBe('fake.tensor("f16", (8, 256)), 1');
   });
@@ -31,6 +40,9 @@ describe('design notebooks', () => {
     // It opens with a line on what the notebook is for, not with two unexplained code cells.
     const nb = notebookJSON(cells) as { cells: { cell_type: string; source: string }[] };
     expect(nb.cells.map(c => c.cell_type)).toEqual(['markdown', 'code', 'code']);
+    // where the Studio puts things: the swimlane below, never "on the right"
+    expect(nb.cells[0].source).toContain('the schedule swimlane below');
+    expect(nb.cells[0].source).not.toContain('on the right');
     expect(nb.cells[0].source).toMatch(/^# A tslab Studio on `gemm_sm90`/);
     expect(defaultKernel(['grid_stride_copy', 'tma_copy', 'gemm_sm90'])).toBe('tma_copy'); // something to edit
     expect(defaultKernel(['grid_stride_copy'])).toBe('grid_stride_copy');

@@ -141,15 +141,33 @@ describe('design renderer', () => {
 });
 
 describe('design renderer, captured designs', () => {
-  it('says where a captured design comes from', async () => {
+  it('says where a captured design comes from, its arguments as the Python that makes them', async () => {
+    const f16 = (rows: number, stride?: number[]) => ({ tensor: 'Float16', shape: [rows, 256], stride: stride ?? [256, 1] });
     const captured = {
       tslab_design: 1, kernel: 'ring_copy', params: {}, pipelines: {}, schedules: {}, alias_groups: null,
-      source: { arch: 'sm_90a', index: 0, args: ['f16[8,256]', 'f16[8,256]'], kwargs: {}, file: 'ring_copy.py', function: 'ring_copy' },
-      knobs: { STRIP: 128 }
+      source: {
+        arch: 'sm_90a', index: 0, args: [f16(8), f16(8, [1, 8]), { stream: true }, 3, { tuple: [2, { dtype: 'Float16' }] }],
+        kwargs: { tile: 'wide', runtime: { tensor: 'Int32', shape: [null], stride: [1] } }, file: 'ring_copy.py', function: 'ring_copy'
+      },
+      knobs: { STRIP: 128, MODE: 'fast' }
     };
     const node = await render(new RenderedDesign({ mimeType: DESIGN } as any), DESIGN, captured);
-    expect(node.querySelector('.tslab-source')!.textContent).toBe('captured from ring_copy.py::ring_copy with (f16[8,256], f16[8,256]) for sm_90a');
-    expect(node.querySelector('.tslab-overrides')!.textContent).toBe('knob STRIP = 128');
+    expect(node.querySelector('.tslab-source')!.textContent).toBe(
+      "captured from ring_copy.py::ring_copy with (fake.tensor('Float16', (8, 256)), fake.tensor('Float16', (8, 256), stride=(1, 8)), " +
+        "fake.stream(), 3, (2, cutlass.Float16), tile='wide', runtime=fake.tensor('Int32', (None,))) for sm_90a"
+    );
+    expect(node.textContent).not.toContain('[object Object]');
+    expect(node.querySelector('.tslab-overrides')!.textContent).toBe("knob STRIP = 128knob MODE = 'fast'");
+  });
+
+  it('writes parameters and edits as Python, not JSON', async () => {
+    const design = {
+      tslab_design: 1, kernel: 'gemm_sm90', params: { dtype: 'fp16', swap_ab: true, cluster: null, tile_n: 128 },
+      pipelines: { smem_ab: { num_stages: 4, advance_on_wait: false } }, schedules: {}, alias_groups: [[['a_buf'], ['epi_buf']]]
+    };
+    const node = await render(new RenderedDesign({ mimeType: DESIGN } as any), DESIGN, design);
+    expect([...node.querySelectorAll('.tslab-kv td')].map(td => td.textContent)).toEqual(["'fp16'", 'True', 'None', '128']);
+    expect(node.querySelector('.tslab-overrides')!.textContent).toBe("pipeline smem_ab: num_stages=4, advance_on_wait=Falsealias groups: [[['a_buf'], ['epi_buf']]]");
   });
 });
 

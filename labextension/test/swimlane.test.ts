@@ -89,6 +89,14 @@ describe('the swimlane', () => {
     expect(neighbourMove(steps, lastLoop, 1)).toEqual({ section: 'tail', to_index: 0 });
     expect(neighbourMove(steps, firstHead, -1)).toBeNull();
   });
+
+  it('lets a long name break only after an underscore, never inside a word', () => {
+    const node = createSwimlane(verdict.schedule);
+    const stage = [...node.querySelectorAll<HTMLElement>('.tslab-step-verb')].find(v => v.textContent === 'stage_accumulators')!;
+    expect(stage.innerHTML).toBe('stage_<wbr>accumulators');
+    const resource = node.querySelector<HTMLElement>('.tslab-step[data-resource="smem_epi"] .tslab-step-resource')!;
+    expect(resource.innerHTML).toBe('smem_<wbr>epi');
+  });
 });
 
 describe('the swimlane of guarded steps (demo_guards)', () => {

@@ -86,3 +86,21 @@ OVERFLOW_JS = """
 def overflowing(page, selector: str) -> list[str]:
     """Elements inside the widgets matching ``selector`` that stick out of them or of their container, or clip."""
     return page.locator(selector).evaluate_all(OVERFLOW_JS)
+
+
+SMALL_TEXT_JS = """
+(root) => [...root.querySelectorAll('svg text')]
+  .filter(t => !t.closest('.js-plotly-plot') && t.getBoundingClientRect().width > 0)
+  .map(t => {
+    const m = t.getScreenCTM();
+    return [t.textContent.trim().slice(0, 30), parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b)];
+  })
+  .filter(([, px]) => px < 10.95)
+  .map(([text, px]) => `"${text}" drawn at ${Math.round(px * 10) / 10} px`)
+"""
+
+
+def small_text(locator) -> list[str]:
+    """tslab's SVG text (the flow, the memory maps, the player's lanes) drawn under 11 px inside ``locator``: its
+    font size times the scale it is drawn at."""
+    return locator.first.evaluate(SMALL_TEXT_JS)

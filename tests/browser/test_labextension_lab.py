@@ -154,6 +154,9 @@ def test_check_with_tslab_captures_a_kernel_file_and_shows_its_verdict(page, lab
     dialog = page.locator(".jp-Dialog")
     expect(dialog.get_by_label("host function")).to_have_value("ring_copy")
     expect(dialog.get_by_label("arguments")).to_have_value('fake.tensor("f16", (8, 256)), fake.tensor("f16", (8, 256))')
+    expect(dialog.locator(".tslab-check-signature")).to_contain_text("def ring_copy(")  # what the arguments are for
+    box = dialog.locator(".jp-Dialog-content").bounding_box()
+    assert box is not None and box["width"] >= 560, box  # room for a signature and its arguments
     dialog.get_by_role("button", name="Check").click()
     badge = page.locator(".jp-NotebookPanel:visible .tslab-rendered-verdict .tslab-badge")
     expect(page.locator(CURRENT_TAB)).to_contain_text("check_ring_copy.ipynb", timeout=30_000)

@@ -68,12 +68,18 @@ def _drive(lab, page) -> None:
     expect(release).to_have_attribute("data-index", "3")
     page.screenshot(path=str(ARTIFACTS / "gemm-4-undone.png"))
 
-    # The verdict stays in sight while a field far down the editors is being typed in.
+    # Back at the editors, the verdict and the memory map stay in sight while a field far down them is typed in:
+    # the editors scroll inside their own box, the page does not move.
+    studio.evaluate("e => e.scrollIntoView({block: 'start'})")
     last_field = studio.locator(".tslab-field-consumer_wait_signaling_threads").last
     last_field.scroll_into_view_if_needed()
+    last_field.locator("select").focus()
     viewport = page.viewport_size
-    top = studio.locator(".tslab-studio-header").bounding_box()
-    assert top is not None and top["y"] >= 0 and top["y"] + top["height"] <= viewport["height"], top
+    for part in (".tslab-studio-header", ".tslab-studio-memory .tslab-map"):
+        box = studio.locator(part).first.bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"], (part, box)
+    box = last_field.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"], box
 
     assert page.get_by_text("Error displaying widget").count() == 0
     assert page.console_errors == []

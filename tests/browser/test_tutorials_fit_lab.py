@@ -20,13 +20,15 @@ WIDTHS = (1600, 1000)
 #: The charts screenshotted: plotly figures and profile timelines.
 CHARTS = ".jp-OutputArea-output .svg-container, .jp-OutputArea-output .tslab-timeline"
 
-#: Drawn parts wider than the output area they sit in (plotly draws into a fixed-size svg-container).
+#: Drawn parts wider than the output area they sit in (plotly draws into a fixed-size svg-container); a replay's
+#: lanes or a flow too wide even at their narrowest scroll sideways in a box of their own instead.
 TOO_WIDE_JS = """
 (areas) => areas.flatMap((area) => {
   const limit = area.getBoundingClientRect().right + 1;
   const drawn = '.svg-container, .tslab-sweep-chart, .tslab-studio, .tslab-bench-panel, .tslab-timeline, svg, '
     + '.tslab-rendered, .tslab-swimlane-grid';
   return [...area.querySelectorAll(drawn)]
+    .filter((e) => !e.parentElement.closest('.tslab-lanes-box, .tslab-flow-scroll'))  // boxes that scroll sideways
     .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > limit)
     .map((e) => (e.getAttribute('class') || e.tagName).split(' ')[0] + ' '
       + Math.round(e.getBoundingClientRect().right - limit) + ' px');

@@ -145,15 +145,24 @@ class Verdict:
         return _records(self.schedule)
 
     def rings(self) -> dict[str, dict[str, Any]]:
-        """Each pipeline's ``num_stages``, ``pipeline_type`` and ``num_bytes`` (what the flow diagram draws)."""
+        """Each pipeline's ``num_stages``, ``pipeline_type`` and ``num_bytes`` (what the flow diagram draws); a
+        PipelineGroup's member names its ``group``, a group its ``mode`` and ``members``."""
         try:
             pipelines = self.design.pipelines() if self.design is not None else {}
         except TslabError:  # a design TS could not build: no pipelines to draw
             pipelines = {}
-        return {name: {"num_stages": cfg["num_stages"], "pipeline_type": str(cfg.get("pipeline_type")),
-                       "num_bytes": cfg["num_bytes"] if isinstance(cfg.get("num_bytes"), int) else None}
-                for name, cfg in pipelines.items()
-                if isinstance(cfg.get("num_stages"), int) and not isinstance(cfg.get("num_stages"), bool)}
+        rings = {}
+        for name, cfg in pipelines.items():
+            if not isinstance(cfg.get("num_stages"), int) or isinstance(cfg.get("num_stages"), bool):
+                continue
+            ring = {"num_stages": cfg["num_stages"], "pipeline_type": str(cfg.get("pipeline_type")),
+                    "num_bytes": cfg["num_bytes"] if isinstance(cfg.get("num_bytes"), int) else None}
+            if cfg.get("group"):
+                ring["group"] = str(cfg["group"])
+            if cfg.get("members"):
+                ring.update(mode=str(cfg.get("mode")), members=[str(m) for m in cfg["members"]])
+            rings[name] = ring
+        return rings
 
     def to_mime(self) -> dict[str, Any]:
         """What a saved notebook keeps for JupyterLab's verdict renderer (``mime.VERDICT``; no timings)."""

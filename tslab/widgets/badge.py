@@ -25,6 +25,13 @@ def badge_html(verdict: Any, *, checking: str = "") -> str:
     return f'<div class="tslab-badge" data-status="{html.escape(status)}">{text}</div>'
 
 
+def status_pill(verdict: Any, *, checking: str = "") -> str:
+    """Only the coloured word (``CHECKING`` while a re-check runs): what a Studio repeats above its swimlane."""
+    if verdict is None or checking:
+        return _pill("CHECKING", COLOURS["CHECKING"])
+    return _pill(verdict.status, COLOURS.get(verdict.status, DEFAULT_COLOUR))
+
+
 def _pill(word: str, colour: str) -> str:
     return (f'<span class="tslab-status" style="background:{colour};color:white;padding:2px 8px;'
             f'border-radius:4px;font-weight:bold">{html.escape(word)}</span>')

@@ -1,7 +1,9 @@
-"""What both editors share: the current valid design, listeners, and an optional re-check after each edit."""
+"""What the editors share: the current valid design, listeners, an optional re-check after each edit, and how a
+field's name is labelled."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +14,7 @@ from ..core.check import check
 from ..core.design import Design
 from ..core.verdict import Verdict
 from .badge import badge_html
+from .history import changes_nothing
 from .saved_output import SavedOutput
 
 
@@ -49,6 +52,10 @@ class DesignHolder(SavedOutput):
         self._refusal_listeners.append(callback)
 
     def accept(self, design: Design) -> None:
+        """Make ``design`` current, re-check it (``auto_check``) and tell the listeners; an edit that changes
+        nothing (the value already there, typed again) is no edit: nobody is told, no history entry is made."""
+        if changes_nothing(self._design, design):
+            return
         self._design = design
         if self._auto_check:
             self.verdict = check(design)
@@ -63,3 +70,13 @@ class DesignHolder(SavedOutput):
         if self.verdict is not None and self.verdict.design is self._design:
             payload["verdict"] = self.verdict.to_mime()
         return {mime.DESIGN: payload}
+
+
+def field_label(name: str) -> widgets.HTML:
+    """A field's name that wraps only after an underscore (``consumer_wait_signaling_`` / ``threads``), never
+    inside a word, and is never cut short."""
+    wrapped = "_<wbr>".join(html.escape(part) for part in name.split("_"))
+    label = widgets.HTML(f'<span title="{html.escape(name)}">{wrapped}</span>',
+                         layout=widgets.Layout(width="190px", min_width="0"))
+    label.add_class("tslab-field-label")
+    return label

@@ -1,8 +1,9 @@
-"""``FlowView``: a design's resource/task flow, each pipeline a ring of its stages between its tasks.
+"""``FlowView``: a design's resource/task flow as a dataflow graph, each pipeline a ring of its stages between its
+tasks.
 
-Drawn by the lab extension's ``views/flow`` module (``labextension/src/widgets/flow.ts``). The model holds TS's
-schedule table (who produces into and consumes from each resource) and each pipeline's stages; a click on a ring
-arrives as a ``select`` message, handed to the ``on_select`` callbacks.
+Drawn by the lab extension's ``views/flow`` module (``labextension/src/widgets/flow.ts``), laid out by dagre. The
+model holds TS's schedule table (who produces into and consumes from each resource), the tasks' warps and each
+pipeline's stages; a click on a ring arrives as a ``select`` message, handed to the ``on_select`` callbacks.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class FlowView(anywidget.AnyWidget):
     _esm = bundle("flow.js")
     _css = bundle("tslab.css", "")
     schedule = traitlets.List().tag(sync=True)
+    tasks = traitlets.List().tag(sync=True)
     rings = traitlets.Dict().tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
 
@@ -31,9 +33,10 @@ class FlowView(anywidget.AnyWidget):
         self.on_msg(self._message)
 
     def show(self, verdict: Any) -> None:
-        """Draw the flow of ``verdict``'s design (its schedule table and its pipelines' stages)."""
+        """Draw the flow of ``verdict``'s design (its schedule table, its tasks and its pipelines' stages)."""
         with self.hold_sync():
             self.schedule = verdict.schedule_rows()
+            self.tasks = plain(verdict.tasks)
             self.rings = plain(verdict.rings())
 
     def on_select(self, handler: Callable[[str], None]) -> None:

@@ -39,6 +39,12 @@ def describe_change(old: Design | None, new: Design) -> str:
     return ", ".join(parts) or "no change"
 
 
+def changes_nothing(old: Design, new: Design) -> bool:
+    """Whether ``new`` is ``old`` again: equal, or with an edit that sets what was already there (a stage count
+    typed again over the same count)."""
+    return new == old or describe_change(old, new) == "no change"
+
+
 def describe_steps(task: str, before: Sequence[Step], after: Sequence[Step], moved: int | None = None) -> str:
     """One schedule edit in words: a step moved (up or down, maybe into another section), deleted or inserted.
 

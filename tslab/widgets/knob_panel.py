@@ -16,8 +16,7 @@ import ipywidgets as widgets
 
 from ..core.design import Design
 from ..errors import DesignError
-
-_LABEL = widgets.Layout(width="240px")
+from .editing import field_label
 
 
 def parse_knob(text: str, current: Any) -> Any:
@@ -94,10 +93,11 @@ class KnobPanel(widgets.VBox):
         self.messages.clear()
         for name, value in knobs.items():
             field = widgets.Text(value=value if isinstance(value, str) else repr(value), continuous_update=False,
-                                 layout=widgets.Layout(width="210px"))
+                                 layout=widgets.Layout(width="190px"))
             field.add_class(f"tslab-knob-{name}")
             field.observe(lambda change, n=name: self._typed(n, change["new"]), "value")
             message = widgets.HTML("")
             self.fields[name], self.messages[name] = field, message
-            rows.append(widgets.HBox([widgets.Label(name, layout=_LABEL), field, message]))
+            rows.append(widgets.HBox([field_label(name), field, message],
+                                    layout=widgets.Layout(flex_flow="row wrap", align_items="center")))
         self.children = [*rows, self.progress]

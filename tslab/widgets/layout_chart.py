@@ -74,11 +74,12 @@ class LayoutChart(SavedOutput, widgets.VBox):
         self.width = width
         self._summary = widgets.HTML()
         self._summary.add_class("tslab-layout-summary")
-        half = {"flex": "1 1 0", "min_width": "0"}  # each map takes its share of the width the output gives
+        # each map takes its share of the width the output gives; under 2 x 280 px the what-if goes below
+        half = {"flex": "1 1 280px", "min_width": "0"}
         self.map = LayoutView(summary=False, layout=widgets.Layout(**half))
         self.what_if = LayoutView(summary=False, layout=widgets.Layout(width="100%"))
         self._what_if_box = widgets.VBox([self.what_if], layout=widgets.Layout(**half))
-        maps = widgets.HBox([self.map, self._what_if_box], layout=widgets.Layout(width="100%"))
+        maps = widgets.HBox([self.map, self._what_if_box], layout=widgets.Layout(width="100%", flex_flow="row wrap"))
         self.children = [self._summary, maps]
         self.data: dict[str, Any] = {}
         self.update(verdict)

@@ -22,12 +22,12 @@ from ..core.pipeline_fields import BOOL_FIELDS
 from ..core.pipeline_groups import MERGED_FIELDS
 from ..errors import DesignError, Issue
 from . import pipeline_form as form
-from .editing import DesignHolder
+from .editing import DesignHolder, field_label
 from .knob_panel import KnobPanel
 
 AGENTS = ("Thread", "Warp", "ThreadBlock", "ThreadBlockCluster")
-_LABEL = widgets.Layout(width="250px", min_width="0")
 _ROW = widgets.Layout(flex_flow="row wrap", align_items="center")
+_CONTROL = "190px"  # a label and its control side by side in the Studio's editors column
 
 
 class PipelineEditor(DesignHolder, widgets.VBox):
@@ -42,6 +42,7 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         self._hold(design, auto_check=auto_check)
         self._controls: dict[tuple[str, str], widgets.Widget] = {}
         self._messages: dict[tuple[str, str], widgets.HTML] = {}
+        self._notes: dict[tuple[str, str], str] = {}  # what each message box says, as plain text
         self._loading = False
         self.errors: dict[tuple[str, str], Issue] = {}
         self.knobs: KnobPanel | None = None
@@ -80,9 +81,9 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         return self._controls[(resource, field)]
 
     def message(self, resource: str, field: str) -> str:
-        """The error text shown at a field ('' when the field is fine)."""
-        box = self._messages.get((resource, field))
-        return box.value if box is not None else ""
+        """What is shown at a field, as plain text: TS's reason, the hint and the design on show for a refused
+        value, a captured kernel's sizing note ('' when there is nothing to say)."""
+        return self._notes.get((resource, field), "")
 
     def load(self, design: Design) -> None:
         """Show ``design`` (e.g. after a revert) without re-checking or notifying listeners."""
@@ -144,10 +145,15 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         box = self._messages.get(key)
         if box is None:
             return
-        box.value = "" if issue is None else (
-            f'<div class="tslab-field-error" style="color:#cf222e">{_esc(issue.message)}'
-            + (f"<br><i>hint: {_esc(issue.hint)}</i>" if issue.hint else "")
-            + f'<br><span class="tslab-last-valid">showing the last valid design{_esc(self.shown_note())}</span></div>')
+        if issue is None:
+            box.value = ""
+            self._notes.pop(key, None)
+            return
+        shown = f"showing the last valid design{self.shown_note()}"
+        self._notes[key] = "\n".join([issue.message, *([f"hint: {issue.hint}"] if issue.hint else []), shown])
+        box.value = (f'<div class="tslab-field-error" style="color:#cf222e">{_esc(issue.message)}'
+                     + (f"<br><i>hint: {_esc(issue.hint)}</i>" if issue.hint else "")
+                     + f'<br><span class="tslab-last-valid">{_esc(shown)}</span></div>')
 
     def _show(self, key: tuple[str, str], value: Any) -> None:
         control = self._controls[key]
@@ -182,6 +188,7 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         self._controls.clear()
         self._panels.clear()
         self._messages.clear()
+        self._notes.clear()
         panels = [self._panel(name, cfg) for name, cfg in self._design.pipelines().items() if "group" not in cfg]
         if not panels:
             panels = [widgets.HTML("<i>This design has no pipelined resource.</i>")]
@@ -216,9 +223,10 @@ class PipelineEditor(DesignHolder, widgets.VBox):
             message = widgets.HTML("")
             if field == "num_stages" and sized_by:
                 message = widgets.HTML(f'<span class="tslab-sized-by" style="color:#57606a">{_esc(sized_by)}</span>')
+                self._notes[(resource, field)] = sized_by
             self._controls[(resource, field)] = control
             self._messages[(resource, field)] = message
-            label = widgets.Label(field, layout=_LABEL, tooltip=field)
+            label = field_label(field)
             rows.append(widgets.VBox([widgets.HBox([label, control], layout=_ROW), message]))
         box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px"))
         box.add_class("tslab-pipeline-panel")
@@ -233,8 +241,8 @@ class PipelineEditor(DesignHolder, widgets.VBox):
     def _control(self, resource: str, field: str, value: Any, editable: bool) -> widgets.Widget:
         if field in form.GROUP_FIELDS:
             agent = widgets.Dropdown(options=AGENTS, value=(value or {}).get("agent", "Thread"),
-                                     layout=widgets.Layout(width="140px"), disabled=not editable)
-            size = widgets.Text(value=str((value or {}).get("size", 1)), layout=widgets.Layout(width="64px"),
+                                     layout=widgets.Layout(width="124px"), disabled=not editable)
+            size = widgets.Text(value=str((value or {}).get("size", 1)), layout=widgets.Layout(width="62px"),
                                 continuous_update=False, disabled=not editable)
 
             def group_changed(_: Any) -> None:
@@ -247,17 +255,17 @@ class PipelineEditor(DesignHolder, widgets.VBox):
             options = form.SIGNALING_CHOICES + (("None",) if field == "consumer_wait_signaling_threads" else ())
             shown = "None" if value is None else str(value)
             control: widgets.Widget = widgets.Dropdown(options=tuple(dict.fromkeys((*options, shown))), value=shown,
-                                                       disabled=not editable, layout=widgets.Layout(width="210px"))
+                                                       disabled=not editable, layout=widgets.Layout(width=_CONTROL))
         elif field == "interleave_stride":
             control = widgets.Text(value=form.format_interleave(value), continuous_update=False,
                                    placeholder="2 or acquire, commit, wait, release", disabled=not editable,
-                                   layout=widgets.Layout(width="210px"))
+                                   layout=widgets.Layout(width=_CONTROL))
         elif field in BOOL_FIELDS:
             control = widgets.Checkbox(value=value is True, disabled=not editable, indent=False,
                                        layout=widgets.Layout(width="auto"))
         else:  # a whole number, typed as text: the editor parses it and refuses "2.5" or "x" with a message
             control = widgets.Text(value=str(int(value or 0)), continuous_update=False, disabled=not editable,
-                                   layout=widgets.Layout(width="210px"))
+                                   layout=widgets.Layout(width=_CONTROL))
         control.add_class(f"tslab-field-{field}")
         control.observe(lambda change: self._edited(resource, field, _from_control(field, change["new"])), "value")
         return control

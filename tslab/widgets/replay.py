@@ -89,6 +89,10 @@ class ReplayPlayer(SavedOutput, w.VBox):
         reset.on_click(lambda _b: self.reset())
         self.moves.children = [*buttons, undo, reset]
         status = self.explorer.status
+        if status.kind != "running" and at_end:  # the player's last step already says COMPLETE, DEADLOCK, ...
+            self.message.value = ('<span style="color:#57606a">the play is over: undo a move, or reset, to play '
+                                  "another interleaving</span>")
+            return
         colour = {"running": "#57606a", "complete": "#1a7f37"}.get(status.kind, _FAULT_COLOUR)
         self.message.value = (f'<span style="color:{colour}"><b>{html.escape(status.kind.upper())}</b>: '
                               f"{html.escape(status.message)}</span>")

@@ -135,9 +135,8 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
     def _done(self, design: Design) -> None:
         self.error = None
         self._message.value = ""
-        self._design = design
+        self.accept(design)  # makes it current (unless it changes nothing)
         self._render()
-        self.accept(design)
 
     def _loops(self) -> dict[str, tuple[Any, Any, Any]]:
         """Each task's domain loop (start, end, step), read from the lowered TS tasks."""

@@ -1,6 +1,7 @@
-"""``Studio``: the verdict on top; both editors and a GPU tab on the left; the resource/task flow (click a ring to
-edit that pipeline), the memory map and the one history on the right; the schedule swimlane (drag to reorder)
-across the bottom.
+"""``Studio``: the verdict on top with the one history (undo, redo, the newest edits) beside it; both editors and a
+GPU tab in a column of their own; the memory map and the resource/task flow (click a ring to edit that pipeline)
+beside them (the map above them where the output is narrow); the schedule swimlane (drag to reorder) across the
+bottom, headed by the verdict's status.
 
 Every accepted edit becomes the current design at once and is re-checked in the background (debounced;
 a newer edit supersedes a running check). ``wait()`` blocks until the newest design's verdict is shown. The GPU
@@ -24,21 +25,21 @@ from ..core.design import Design
 from ..core.verdict import Verdict
 from ..errors import DesignError
 from ..gpu.device import smem_capacity
-from .badge import badge_html
+from .badge import badge_html, status_pill
 from .bench_panel import BenchPanel
 from .flow_view import FlowView
-from .history import History
+from .history import History, changes_nothing
 from .history_view import HistoryView
 from .layout_chart import LayoutChart
 from .pipeline_editor import PipelineEditor
 from .rechecker import Rechecker
 from .replay import ReplayPlayer
-from .saved_output import SavedOutput
+from .saved_output import SavedOutput, current_request
 from .schedule_editor import ScheduleEditor
 from .swimlane import ScheduleView
 from .view_writer import ViewWriter
 
-CHART_WIDTH = 540  # px: fits the Studio's right column in JupyterLab from 1000 px wide up
+CHART_WIDTH = 640  # px at most: the map takes the width its column gives (one map, or two side by side)
 WAIT_STEP = 0.2  # seconds between redraws while wait() blocks
 UNSAFE = frozenset({"DEADLOCK", "RACE", "PDL-ORDER"})
 
@@ -126,22 +127,13 @@ class Studio(SavedOutput, widgets.HBox):
                                       baseline=baseline)
         self.editors = widgets.Tab(children=[self.pipeline_editor, self.schedule_editor, self.bench_panel])
         self.editors.titles = ("pipelines", "schedules", "GPU")
-        # The verdict heads the Studio, above both columns: in sight of the field being typed in at any width.
-        header = widgets.VBox([self._badge, self._states], layout=widgets.Layout(flex="1 1 100%", min_width="0"))
-        header.add_class("tslab-studio-header")
-        right = widgets.VBox([self.flow, self.layout_chart, self.history_view],
-                             layout=widgets.Layout(flex="1 1 520px", min_width="0"))
-        left = widgets.VBox([self.editors], layout=widgets.Layout(flex="1 1 440px", min_width="0"))
-        # The swimlane spans the Studio below both columns: a schedule's lanes need the width.
-        lanes = widgets.VBox([widgets.HTML("<b>schedule</b>"), self._swimlane, self._lane_note, self._counterexample],
-                             layout=widgets.Layout(flex="1 1 100%", min_width="0"))
-        lanes.add_class("tslab-studio-lanes")
-        self.children = [header, left, right, lanes]
-        self.layout.flex_flow = "row wrap"  # side by side when there is room, stacked when not
+        self._lanes_title = widgets.HTML("<b>schedule</b>")
+        self.children = [self._arrange()]
         self.add_class("tslab-studio")
         self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce,
                                     check_fn=self._check)
         self._checking = ""
+        self._edit_origin = None  # the request (cell, front end) that made the newest edit: see refresh_saved
         self._drawn: Verdict | None = None  # the verdict the views show (the chart starts with it)
         self._views = ViewWriter(self._draw)
         self._views.request()
@@ -204,7 +196,34 @@ class Studio(SavedOutput, widgets.HBox):
         super().close()
 
     # -- internals -----------------------------------------------------------------------------------
+    def _arrange(self) -> widgets.Box:
+        """The Studio's parts in one grid (``tslab.css``).
+
+        The verdict heads it with the history beside (narrower than 860 px: below) it, so undo is next to what it
+        changes. At 860 px and more the editors sit in a column on the left beside the memory map and the flow;
+        narrower, the memory map comes first, then the editors. The editors scroll inside their own box, so the
+        verdict, the memory map and the field being typed in are in sight together; the swimlane spans the width
+        below (a schedule's lanes need it).
+        """
+        header = widgets.VBox([self._badge, self._states], layout=widgets.Layout(min_width="0"))
+        header.add_class("tslab-studio-header")
+        left = widgets.VBox([self.editors], layout=widgets.Layout(min_width="0"))
+        left.add_class("tslab-studio-editors")
+        memory = widgets.VBox([self.layout_chart], layout=widgets.Layout(min_width="0"))
+        memory.add_class("tslab-studio-memory")
+        flow = widgets.VBox([widgets.HTML("<b>flow</b>"), self.flow], layout=widgets.Layout(min_width="0"))
+        flow.add_class("tslab-studio-flow")
+        lanes = widgets.VBox([self._lanes_title, self._swimlane, self._lane_note, self._counterexample],
+                             layout=widgets.Layout(min_width="0"))
+        lanes.add_class("tslab-studio-lanes")
+        grid = widgets.Box([header, self.history_view, memory, left, flow, lanes],
+                           layout=widgets.Layout(width="100%", min_width="0"))
+        grid.add_class("tslab-studio-grid")
+        return grid
+
     def _edited(self, design: Design, *, source: Any, label: str | None = None) -> None:
+        if changes_nothing(self._design, design):  # the value already there, or a revert to the design on show
+            return
         with self._lock:
             said = getattr(source, "last_label", None) if source is not None else None
             self.history.add(design, label or said)
@@ -223,6 +242,8 @@ class Studio(SavedOutput, widgets.HBox):
         with self._lock:
             self._design = design
             self._checking = "re-checking…"
+            # who made the edit: its drawing replaces the saved output only if that cell or the Studio itself did
+            self._edit_origin = current_request()
         for editor in (self.pipeline_editor, self.schedule_editor):
             if editor is not source:
                 editor.load(design)
@@ -265,7 +286,8 @@ class Studio(SavedOutput, widgets.HBox):
             self.pipeline_editor.select(resource)
         except DesignError:  # a resource the editor has no panel for (a fixed pipeline): nothing to mark
             return
-        self.flow.selected = resource
+        # a group's member is edited in its group's panel: the flow marks the group (and so its members)
+        self.flow.selected = self._design.pipelines().get(resource, {}).get("group") or resource
 
     def _refused(self, errors: dict) -> None:
         with self._lock:
@@ -295,6 +317,9 @@ class Studio(SavedOutput, widgets.HBox):
                       f"typed into {html.escape(resource)}.{html.escape(field)} was refused: "
                       f"{html.escape(issue.message)}</div>")
         self._badge.value = badge
+        # the status again above the lanes: the verdict header is out of sight while a step is dragged down there
+        pill = status_pill(verdict, checking=checking)
+        self._lanes_title.value = f'<b>schedule</b> <span class="tslab-lanes-status">{pill}</span>'
         if verdict is self._drawn:
             return
         self._states.value = f'<span class="tslab-states">{html.escape(states_line(verdict))}</span>'
@@ -305,7 +330,7 @@ class Studio(SavedOutput, widgets.HBox):
         view = type(self).counterexample_view(verdict)
         self._counterexample.children = [view] if view is not None else []
         self._drawn = verdict
-        self.refresh_saved()
+        self.refresh_saved(origin=self._edit_origin)
 
     def _render_history(self) -> None:
         self.history_view.show(self.history)

@@ -108,7 +108,7 @@ export class LiveOrSaved extends Panel implements IRenderMime.IRenderer {
     if (widget) {
       const note = document.createElement('div');
       note.className = 'tslab-saved-note';
-      note.textContent = `saved ${widget} output: what it showed last. Run the cell to edit it.`;
+      note.textContent = `saved ${widget} output: what this cell showed (with the edits made in it). Run the cell to edit it.`;
       this.node.insertBefore(note, this._saved.node);
     }
     this.show_('saved');

@@ -5,6 +5,7 @@
  */
 
 import { h } from './dom';
+import { captureArg, pyKwargs, pyRepr } from './python';
 import type { DesignPayload } from './types';
 import { VerdictView, createVerdictView } from './verdict';
 
@@ -15,32 +16,36 @@ export interface OpenDesignDetail {
 }
 
 function table(entries: [string, unknown][]): HTMLElement {
-  return h('table', { class: 'tslab-kv' }, ...entries.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, h('code', {}, JSON.stringify(v))))));
+  return h('table', { class: 'tslab-kv' }, ...entries.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, h('code', {}, pyRepr(v))))));
 }
 
 /** The edits on top of the kernel's own design, or null when there are none. */
 function overrides(d: DesignPayload): HTMLElement | null {
   const parts: Node[] = [];
   for (const [res, fields] of Object.entries(d.pipelines ?? {})) {
-    parts.push(h('li', {}, 'pipeline ', h('code', {}, res), ': ', h('code', {}, JSON.stringify(fields))));
+    parts.push(h('li', {}, 'pipeline ', h('code', {}, res), ': ', h('code', {}, pyKwargs(fields))));
   }
   for (const [task, steps] of Object.entries(d.schedules ?? {})) {
     parts.push(h('li', {}, 'schedule ', h('code', {}, task), `: ${steps.length} steps`));
   }
   if (d.alias_groups !== null && d.alias_groups !== undefined) {
-    parts.push(h('li', {}, 'alias groups: ', h('code', {}, JSON.stringify(d.alias_groups))));
+    parts.push(h('li', {}, 'alias groups: ', h('code', {}, pyRepr(d.alias_groups))));
   }
   for (const [knob, value] of Object.entries(d.knobs ?? {})) {
-    parts.push(h('li', {}, 'knob ', h('code', {}, knob), ` = ${JSON.stringify(value)}`));
+    parts.push(h('li', {}, 'knob ', h('code', {}, knob), ' = ', h('code', {}, pyRepr(value))));
   }
   return parts.length ? h('ul', { class: 'tslab-overrides' }, ...parts) : null;
 }
 
-/** Where a captured design comes from: the kernel file and host function (or the callable), and the arguments. */
+/** Where a captured design comes from: the kernel file and host function (or the callable), and the arguments it
+ * was traced with, as the Python that makes them. */
 function capturedFrom(src: Record<string, unknown>): HTMLElement {
   const where = src.file ? `${src.file}::${src.function}` : String(src.callable ?? '?');
-  const args = Array.isArray(src.args) ? src.args.map(String).join(', ') : '';
-  return h('div', { class: 'tslab-source' }, 'captured from ', h('code', {}, where), args ? ` with (${args})` : '', src.arch ? ` for ${src.arch}` : '');
+  const args = [
+    ...(Array.isArray(src.args) ? src.args.map(captureArg) : []),
+    ...(src.kwargs && typeof src.kwargs === 'object' ? [pyKwargs(src.kwargs as Record<string, unknown>, captureArg)].filter(Boolean) : [])
+  ].join(', ');
+  return h('div', { class: 'tslab-source' }, 'captured from ', h('code', {}, where), args ? h('span', {}, ' with ', h('code', {}, `(${args})`)) : '', src.arch ? ` for ${src.arch}` : '');
 }
 
 export function createDesignView(d: DesignPayload): { node: HTMLElement; verdict: VerdictView | null; dispose(): void } {

@@ -31,6 +31,19 @@ function append(el: Element, children: Child[]): void {
   }
 }
 
+/** `text` that may break after each underscore and nowhere else inside a word
+ * (`get_and_advance_work_tile` -> `get_and_` / `advance_work_tile`, never `stage_accumulator s`). */
+export function breakable(text: string): DocumentFragment {
+  const out = document.createDocumentFragment();
+  text.split('_').forEach((part, i, parts) => {
+    out.append(i < parts.length - 1 ? `${part}_` : part);
+    if (i < parts.length - 1) {
+      out.append(document.createElement('wbr'));
+    }
+  });
+  return out;
+}
+
 /** 232448 -> "232,448" (the Python views' `:,` format). */
 export function num(value: number): string {
   return value.toLocaleString('en-US');

@@ -218,3 +218,23 @@ export function createLayoutMap(layout: Allocation[], memory: Memory, options: L
       : null
   );
 }
+
+/** The maps drawn at the width their box gets in the page (at most `options.width`, 770 px by default), and drawn
+ * again when that width changes: a saved verdict's map then never shrinks its text to fit a narrow output. */
+export function createFittedLayoutMap(layout: Allocation[], memory: Memory, options: LayoutOptions = {}): { node: HTMLElement; dispose(): void } {
+  const box = h('div', { class: 'tslab-layout-fit' });
+  const most = options.width ?? 770;
+  let drawn = -1;
+  const draw = () => {
+    const room = box.clientWidth;
+    const width = room > 160 ? Math.min(room - 2, most) : most;
+    if (width !== drawn) {
+      drawn = width;
+      box.replaceChildren(createLayoutMap(layout, memory, { ...options, width }));
+    }
+  };
+  draw();
+  const resize = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(draw);
+  resize?.observe(box);
+  return { node: box, dispose: () => resize?.disconnect() };
+}

@@ -72,7 +72,12 @@ export function createPlayer(trace: TracePayload, options: PlayerOptions = {}): 
     1,
     ...trace.steps.flatMap(st => [...Object.values(st.state.prod_credits), ...Object.values(st.state.cons_credits)])
   );
-  const lanes = createLanes(trace);
+  // the lanes fit the width the player gets (a column per step, 6 to 20 px), drawn again when it changes; text is
+  // never scaled down: a trace too long even at 6 px a step scrolls sideways
+  const lanesBox = h('div', { class: 'tslab-lanes-box' });
+  let lanes = createLanes(trace);
+  let drawnRoom = 0;
+  lanesBox.appendChild(lanes.node);
   const slider = h('input', { type: 'range', min: 0, max: last, value: 0, 'aria-label': 'step' }) as HTMLInputElement;
   const counter = h('span', { class: 'tslab-player-counter' });
   const play = h('button', { class: 'tslab-play', title: 'autoplay', 'aria-label': 'play' }, PLAY);
@@ -87,7 +92,7 @@ export function createPlayer(trace: TracePayload, options: PlayerOptions = {}): 
     'div',
     { class: 'tslab-player', tabindex: 0, 'data-lm-suppress-shortcuts': 'true', title: 'step with the Left/Right arrow keys (Home/End: first/last step)' },
     h('div', { class: 'tslab-player-title' }, h('b', { style: `color:${isFault(trace) ? FAULT_COLOUR : SAFE_COLOUR}` }, headline(trace)), legend()),
-    lanes.node,
+    lanesBox,
     h(
       'div',
       { class: 'tslab-player-controls' },
@@ -147,7 +152,7 @@ export function createPlayer(trace: TracePayload, options: PlayerOptions = {}): 
     timer = setInterval(() => show(index + 1), PLAY_MS);
   });
   slider.addEventListener('input', () => show(Number(slider.value)));
-  lanes.node.addEventListener('click', event => {
+  lanesBox.addEventListener('click', event => {
     const col = (event.target as Element).closest?.('[data-step]');
     if (col) {
       show(Number(col.getAttribute('data-step')));
@@ -165,13 +170,29 @@ export function createPlayer(trace: TracePayload, options: PlayerOptions = {}): 
   let ready = false;
   show(options.start ?? 0);
   ready = true;
+  const resize =
+    typeof ResizeObserver === 'undefined'
+      ? null
+      : new ResizeObserver(() => {
+          const room = lanesBox.clientWidth;
+          if (room > 0 && Math.abs(room - drawnRoom) > 4) {
+            drawnRoom = room;
+            lanes = createLanes(trace, room);
+            lanesBox.replaceChildren(lanes.node);
+            lanes.select(index);
+          }
+        });
+  resize?.observe(lanesBox);
   return {
     node,
     get index() {
       return index;
     },
     show,
-    dispose: stop
+    dispose: () => {
+      stop();
+      resize?.disconnect();
+    }
   };
 }
 
@@ -189,12 +210,15 @@ function legend(): HTMLElement {
 }
 
 const LANE = 24;
-const LABEL = 130;
+/** The task names' column: as wide as the longest name at 11 px monospace (0.62 em a character), at most 130 px. */
+const labelWidth = (trace: TracePayload) => Math.min(130, Math.ceil(Math.max(4, ...trace.tasks.map(t => t.length)) * 6.9) + 12);
 
-/** The swimlane: a square per step in its task's lane, the fault's tasks marked after the last step. */
-function createLanes(trace: TracePayload): { node: SVGElement; select(index: number): void } {
+/** The swimlane: a square per step in its task's lane, the fault's tasks marked after the last step; `room` is the
+ * width it may take (a column per step of 4 to 20 px). */
+function createLanes(trace: TracePayload, room = 970): { node: SVGElement; select(index: number): void } {
   const n = trace.steps.length;
-  const col = Math.max(6, Math.min(20, Math.floor(840 / (n + 2))));
+  const LABEL = labelWidth(trace);
+  const col = Math.max(4, Math.min(20, Math.floor((room - LABEL - 2) / (n + 2))));
   const width = LABEL + col * (n + 2);
   const height = LANE * trace.tasks.length + 18;
   const laneY = (task: string) => trace.tasks.indexOf(task) * LANE;
@@ -212,9 +236,9 @@ function createLanes(trace: TracePayload): { node: SVGElement; select(index: num
       s(
         'rect',
         {
-          x: LABEL + step.index * col + 1,
+          x: LABEL + step.index * col + (col > 5 ? 1 : 0.5),
           y: laneY(step.task ?? '') + 5,
-          width: col - 2,
+          width: col > 5 ? col - 2 : col - 1,
           height: LANE - 10,
           fill: stageColour(step.op?.stage ?? ''),
           class: faultStep ? 'tslab-step tslab-fault-step' : 'tslab-step',
@@ -236,7 +260,8 @@ function createLanes(trace: TracePayload): { node: SVGElement; select(index: num
       )
     );
   }
-  for (let i = 0; i < n; i += n <= 40 ? 1 : Math.ceil(n / 20)) {
+  const every = Math.max(n <= 40 ? 1 : Math.ceil(n / 20), Math.ceil(18 / col)); // numbers never touch
+  for (let i = 0; i < n; i += every) {
     svg.appendChild(s('text', { x: LABEL + i * col + col / 2, y: height - 4, 'text-anchor': 'middle', class: 'tslab-tick' }, String(i)));
   }
   return {

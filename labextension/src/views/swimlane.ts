@@ -5,7 +5,7 @@
  * given `onMove`, blocks are dragged or moved with Alt+Left/Right to reorder a task's steps.
  */
 
-import { h } from './dom';
+import { breakable, h } from './dom';
 import type { ScheduleRow, TaskRow } from './types';
 
 export const STAGE_FILLS: Record<string, string> = {
@@ -187,9 +187,9 @@ function block(row: ScheduleRow, item: string | undefined, task: string, draggab
   return h(
     'div',
     attrs,
-    h('span', { class: 'tslab-step-resource' }, row.resource),
+    h('span', { class: 'tslab-step-resource' }, breakable(row.resource)),
     ' ',
-    h('span', { class: 'tslab-step-verb' }, work ? (row.label ?? 'work') : VERBS[row.stage] ?? row.stage),
+    h('span', { class: 'tslab-step-verb' }, breakable(work ? (row.label ?? 'work') : VERBS[row.stage] ?? row.stage)),
     item ? ' ' : null,
     item ? h('span', { class: 'tslab-step-item' }, item) : null,
     row.guard !== 'Always' ? h('span', { class: 'tslab-step-guard' }, ` ${row.guard}`) : null

@@ -120,8 +120,9 @@ export interface VerdictPayload {
   layout: Allocation[];
   schedule: ScheduleRow[];
   tasks?: TaskRow[];
-  /** Each pipeline's stages, type and bytes per stage (`Verdict.rings()`), as the flow diagram draws them. */
-  rings?: Record<string, { num_stages: number; pipeline_type?: string; num_bytes?: number | null }>;
+  /** Each pipeline's stages, type and bytes per stage (`Verdict.rings()`), as the flow diagram draws them; a
+   * PipelineGroup's member names its group, a group its mode and members. */
+  rings?: Record<string, { num_stages: number; pipeline_type?: string; num_bytes?: number | null; group?: string; mode?: string; members?: string[] }>;
   checker: {
     verdict: string;
     states_explored: number;

@@ -1,7 +1,7 @@
 /** A verdict: the badge, errors with their hints, the memory map, the schedule swimlane and the replay player. */
 
 import { FAULT_COLOUR, SAFE_COLOUR, h, num } from './dom';
-import { createLayoutMap } from './layout';
+import { createFittedLayoutMap } from './layout';
 import { PlayerView, createPlayer } from './player';
 import { createFlow } from './flow';
 import { createSwimlane } from './swimlane';
@@ -65,6 +65,7 @@ export interface VerdictView {
 
 export function createVerdictView(v: VerdictPayload): VerdictView {
   const player = v.trace ? createPlayer(v.trace) : null;
+  const memory = createFittedLayoutMap(v.layout, v.memory);
   const section = (title: string, body: Node | null) => (body ? h('details', { open: '', class: 'tslab-section' }, h('summary', {}, title), body) : null);
   const node = h(
     'div',
@@ -72,10 +73,17 @@ export function createVerdictView(v: VerdictPayload): VerdictView {
     createBadge(v),
     createTrips(v),
     createErrors(v),
-    v.rings && Object.keys(v.rings).length ? section('flow', createFlow(v.schedule, v.rings)) : null,
-    section('memory', createLayoutMap(v.layout, v.memory)),
+    v.rings && Object.keys(v.rings).length ? section('flow', createFlow(v.schedule, v.rings, { tasks: v.tasks })) : null,
+    section('memory', memory.node),
     section('schedule', createSwimlane(v.schedule, { tasks: v.tasks })),
     section(v.trace && v.trace.fault.kind !== 'complete' ? 'counterexample' : 'a trace', player ? player.node : null)
   );
-  return { node, player, dispose: () => player?.dispose() };
+  return {
+    node,
+    player,
+    dispose: () => {
+      memory.dispose();
+      player?.dispose();
+    }
+  };
 }
