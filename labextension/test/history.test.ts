@@ -50,6 +50,38 @@ describe("the Studio's history", () => {
     studio.remove();
   });
 
+  it('after a click on a part of the Studio that takes no focus, undoes there and keeps the key from the notebook', () => {
+    const notebook = document.createElement('div');
+    const cellEditor = document.createElement('div');
+    cellEditor.className = 'cm-editor';
+    cellEditor.tabIndex = 0;
+    const studio = document.createElement('div');
+    studio.className = 'tslab-studio';
+    const map = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+    const el = document.createElement('div');
+    studio.append(map, el);
+    notebook.append(cellEditor, studio);
+    document.body.appendChild(notebook);
+    const reachedNotebook: string[] = [];
+    notebook.addEventListener('keydown', () => reachedNotebook.push('key'));
+    const m = model({ entries: ENTRIES, hidden_before: 0, can_undo: true, can_redo: true });
+    const dispose = history.render({ model: m, el });
+    map.dispatchEvent(new MouseEvent('mousedown', { bubbles: true }));
+    expect(studio.getAttribute('data-lm-suppress-shortcuts')).toBe('true');
+    expect(studio.getAttribute('tabindex')).toBe('-1');
+    // The focus stayed in the cell's editor: the key is the Studio's all the same, and stops there.
+    cellEditor.dispatchEvent(new KeyboardEvent('keydown', { key: 'z', ctrlKey: true, bubbles: true, cancelable: true }));
+    expect(m.sent).toEqual([{ kind: 'undo' }]);
+    expect(reachedNotebook).toEqual([]);
+    // A click in the cell's editor gives the editor its own undo back.
+    cellEditor.dispatchEvent(new MouseEvent('mousedown', { bubbles: true }));
+    cellEditor.dispatchEvent(new KeyboardEvent('keydown', { key: 'z', ctrlKey: true, bubbles: true, cancelable: true }));
+    expect(m.sent).toEqual([{ kind: 'undo' }]);
+    expect(reachedNotebook).toEqual(['key']);
+    dispose();
+    notebook.remove();
+  });
+
   it('reads the usual keys', () => {
     const key = (init: KeyboardEventInit) => historyKey(new KeyboardEvent('keydown', init));
     expect([key({ key: 'z', metaKey: true }), key({ key: 'y', ctrlKey: true }), key({ key: 'z' }), key({ key: 'z', ctrlKey: true, altKey: true })]).toEqual(['undo', 'redo', null, null]);

@@ -1,7 +1,8 @@
 /**
  * The live host of a Studio's history (`tslab.widgets.HistoryView`): undo and redo buttons over the newest
  * entries, the current one marked, any other one a click away. Ctrl+Z (Cmd+Z) undoes and Ctrl+Shift+Z or
- * Ctrl+Y redoes while the keyboard is in the Studio, except in a text field (whose own undo is the one meant).
+ * Ctrl+Y redoes while the keyboard is in the Studio or after a click anywhere in it, except in a text field (whose
+ * own undo is the one meant); the keys it takes never reach the notebook.
  */
 
 import { h } from '../views/dom';
@@ -22,6 +23,21 @@ export interface HistoryViewModel {
 }
 
 const TEXT_FIELDS = 'input, textarea, select, [contenteditable="true"], .cm-editor';
+
+/**
+ * Whether an undo/redo key belongs to the Studio `scope`: the key's target is in it, or the last press of a
+ * mouse button was in it (a click on the memory map or the flow diagram, which take no focus, leaves the focus
+ * where it was: the notebook, or a cell's editor). A text field inside the Studio keeps its own undo.
+ */
+export function studioOwnsKey(target: HTMLElement | null, scope: HTMLElement, pressedInStudio: boolean): boolean {
+  if (!target) {
+    return false;
+  }
+  if (scope.contains(target)) {
+    return !target.closest(TEXT_FIELDS);
+  }
+  return pressedInStudio;
+}
 
 /** What a keydown asks of the history: "undo", "redo" or nothing. */
 export function historyKey(event: KeyboardEvent): 'undo' | 'redo' | null {
@@ -65,23 +81,38 @@ function render({ model, el }: { model: HistoryViewModel; el: HTMLElement }): ()
     }
     el.replaceChildren(...parts, h('ol', { class: 'tslab-history-list' }, ...items));
   };
+  let pressedInStudio = false;
+  const scopeOf = () => (el.closest('.tslab-studio') as HTMLElement | null) ?? el;
+  const onPress = (event: MouseEvent) => {
+    const scope = scopeOf();
+    const target = event.target as HTMLElement | null;
+    pressedInStudio = !!target && scope.contains(target) && !target.closest(TEXT_FIELDS);
+    if (pressedInStudio) {
+      // Take the focus from wherever it was (a cell's editor keeps it through a click on an SVG otherwise), and
+      // keep JupyterLab's own shortcuts (the notebook's undo among them) off the Studio's keys.
+      scope.setAttribute('data-lm-suppress-shortcuts', 'true');
+      if (!scope.hasAttribute('tabindex')) {
+        scope.setAttribute('tabindex', '-1');
+      }
+    }
+  };
   const onKey = (event: KeyboardEvent) => {
     const action = historyKey(event);
-    const target = event.target as HTMLElement | null;
-    const scope = el.closest('.tslab-studio') ?? el;
-    if (!action || !target || !scope.contains(target) || target.closest(TEXT_FIELDS)) {
+    if (!action || !studioOwnsKey(event.target as HTMLElement | null, scopeOf(), pressedInStudio)) {
       return;
     }
     event.preventDefault();
-    event.stopPropagation();
+    event.stopImmediatePropagation();
     send(action);
   };
+  document.addEventListener('mousedown', onPress, true);
   document.addEventListener('keydown', onKey, true);
   const events = ['change:entries', 'change:can_undo', 'change:can_redo', 'change:hidden_before'];
   events.forEach(e => model.on(e, draw));
   draw();
   return () => {
     document.removeEventListener('keydown', onKey, true);
+    document.removeEventListener('mousedown', onPress, true);
     events.forEach(e => model.off(e, draw));
   };
 }
