@@ -16,6 +16,9 @@ def test_rows_with_the_same_parameters_get_distinct_labels_and_bars_are_never_su
     assert list(bars.x) == list(result.table["gbps"])
     assert max(bars.x) < 5000  # the two 4,08x GB/s runs of one configuration stay two bars
     assert fig.layout.xaxis.title.text == "GB/s (read + write)"
+    # At 1000 px: the kernel and what varies on two lines, the ratio inside its bar (not past the axis).
+    assert bars.textposition == "inside"
+    assert all(max(len(line) for line in label.split("<br>")) <= 36 for label in bars.y)
 
 
 def test_row_labels_name_what_varies_and_number_repeats():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -104,17 +105,21 @@ class BenchResult:
         import plotly.graph_objects as go
 
         t = self.table
-        labels = row_labels(t)
+        # The kernel on one line, what varies between rows on lines of their own: the labels leave the bars the width.
+        labels = ["<br>".join([kernel, *textwrap.wrap(rest, 36)]) for kernel, _, rest in
+                  (label.partition(" ") for label in row_labels(t))]
         hover = t["kernel"] + " " + t["shape"] + "<br>" + t["params"].str.replace(",", " ")
         fig = go.Figure()
         fig.add_bar(name="kernel", y=labels, x=t["gbps"], orientation="h", hovertext=hover,
-                    text=t["ratio"].map(lambda r: f"{r:.3f}x torch" if r else ""), textposition="auto")
+                    text=t["ratio"].map(lambda r: f"{r:.3f}x torch" if r else ""), textposition="inside",
+                    insidetextanchor="end")
         if t["torch_gbps"].notna().any():
             fig.add_scatter(name="torch copy (same run)", y=labels, x=t["torch_gbps"], mode="markers")
-        fig.update_layout(xaxis_title="GB/s (read + write)", height=120 + 28 * len(t),
+        fig.update_layout(xaxis_title="GB/s (read + write)", height=160 + 40 * len(t),
                           yaxis={"autorange": "reversed", "automargin": True, "type": "category"},
-                          legend={"orientation": "h", "y": -0.15 if len(t) > 4 else -0.4},
-                          margin={"l": 10, "r": 10, "t": 30, "b": 40})
+                          legend={"orientation": "h", "yanchor": "top", "y": -80 / (40 * len(t) + 60),
+                                  "x": 0},
+                          margin={"l": 10, "r": 10, "t": 30, "b": 90})
         return fig
 
 
