@@ -29,8 +29,9 @@ Resources:
                  A/B stages are dead once the MMA task has released its last stage), with ``'dedicated'`` it
                  has its own bytes
     GmemC        the output matrix (producer work ``tma_store``)
-    WorkQueue    (persistent only) TS's static persistent tile scheduler; ``raster='grouped'`` swizzles tiles
-                 in groups of ``RASTER_GROUP`` along M for L2 reuse
+    WorkQueue    (persistent only) TS's static persistent tile scheduler, in plain order; ``raster='grouped'``
+                 re-orders the tiles it hands out into groups of ``RASTER_GROUP`` rows of tiles for L2 reuse
+                 (``gemm_sm90_resources.grouped_tile``: the scheduler's own swizzle pads the tile columns)
 
 Ping-pong (``schedule='pingpong'``, two warpgroups, persistent): each warpgroup is a TS task of its own
 (``MmaTask0``, ``MmaTask1``) that multiplies whole ``tile_m x tile_n`` tiles into accumulators of its own, and the
