@@ -5,13 +5,14 @@ import tempfile
 import pytest
 
 #: Test modules that import tslab.widgets (ipywidgets, anywidget, plotly) or drive JupyterLab.
-JUPYTER_TESTS = ("test_widgets_*.py", "test_replay_widget.py", "test_swimlane.py", "browser/*")
+JUPYTER_TESTS = ("test_widgets_*.py", "test_replay_widget.py", "test_swimlane.py", "test_saved_output.py",
+                 "test_studio_properties.py", "browser/*")
 #: Packages beyond the runtime dependencies, and the test modules that import them: the GPU machine has neither the
 #: Jupyter stack nor the test extra, so there those modules are left out instead of stopping the collection
 #: (test_runtime_only.py holds every other module, the GPU tests included, to importing without them).
 OPTIONAL = {"ipywidgets": JUPYTER_TESTS, "anywidget": JUPYTER_TESTS, "plotly": JUPYTER_TESTS,
             "hypothesis": ("test_design_schema.py", "test_explorer.py", "test_knobs.py", "test_properties.py",
-                           "test_search.py", "test_trace.py")}
+                           "test_search.py", "test_studio_properties.py", "test_trace.py")}
 MISSING = sorted(package for package in OPTIONAL if importlib.util.find_spec(package) is None)
 collect_ignore_glob = sorted({pattern for package in MISSING for pattern in OPTIONAL[package]})
 

@@ -33,7 +33,7 @@ def test_tslab_below_the_widgets_imports_no_jupyter_package():
     code = textwrap.dedent("""
         import importlib, pkgutil, sys
         import tslab, tslab.cli
-        for room in ("core", "kernels", "build", "gpu", "capture", "sweep"):
+        for room in ("core", "kernels", "compiling", "gpu", "capture", "sweep"):
             package = importlib.import_module(f"tslab.{room}")
             for module in pkgutil.iter_modules(package.__path__):
                 importlib.import_module(f"tslab.{room}.{module.name}")
