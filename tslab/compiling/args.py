@@ -16,9 +16,12 @@ def dynamic_tensor(t: Any, divisibility: tuple[int | None, ...]) -> Any:
     from cutlass.cute.runtime import from_dlpack
 
     out = from_dlpack(t, assumed_align=16)
+    # The modes' order given, not deduced: a mode of extent 1 has the stride of its neighbour (a batch or a head
+    # count of 1, a sequence of one row) and CuTe cannot tell which of the two is outer.
+    order = t.dim_order()
     for mode, multiple in enumerate(divisibility):
         if multiple is not None:
-            out = out.mark_compact_shape_dynamic(mode=mode, divisibility=multiple)
+            out = out.mark_compact_shape_dynamic(mode=mode, stride_order=order, divisibility=multiple)
     return out
 
 

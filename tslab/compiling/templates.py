@@ -143,7 +143,7 @@ def _launch(tensors: tuple, stream: Any, index: int = 0) -> None:
     for t, divisibility in zip(tensors, marks):
         arg = from_dlpack(t.detach(), assumed_align=16)  # the kernel writes no autograd history
         for mode, multiple in enumerate(divisibility):
-            arg = arg.mark_compact_shape_dynamic(mode=mode, divisibility=multiple)
+            arg = arg.mark_compact_shape_dynamic(mode=mode, stride_order=t.dim_order(), divisibility=multiple)
         args.append(arg)
     load(index)(*args, stream)
 '''

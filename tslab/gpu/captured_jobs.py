@@ -180,7 +180,7 @@ def kernel_args(spec: dict[str, Any], values: tuple) -> tuple:
             t = from_dlpack(got, assumed_align=16)
             for mode, extent in enumerate(want["shape"]):
                 if extent is None:
-                    t = t.mark_compact_shape_dynamic(mode=mode, divisibility=1)
+                    t = t.mark_compact_shape_dynamic(mode=mode, stride_order=got.dim_order(), divisibility=1)
             out.append(t)
         elif isinstance(want, dict) and want.get("stream"):
             out.append(cu.CUstream(torch.cuda.current_stream().cuda_stream) if got is None else got)
