@@ -99,6 +99,8 @@ def run_job(target: dict[str, Any], seed: int = 0, timeout: float | None = None)
     t = _target(target)
     if t.rules.package == "gemm":
         return _gemm_run(t, seed)
+    if t.rules.package == "attention":
+        return _attention_run(t, seed)
     src = _random(t.shape, t.dtype, seed)
     dst = torch.empty_like(src)
     _poison(dst)
@@ -179,8 +181,9 @@ def bench_job(
     rows = []
     for i, data in enumerate(targets):
         t = _target(data)
-        if t.rules.package == "gemm":
-            rows.append(_gemm_time(t, repeats=repeats, iterations=iterations, warmup=warmup, baseline=baseline))
+        if t.rules.package in ("gemm", "attention"):
+            timer = _gemm_time if t.rules.package == "gemm" else _attention_time
+            rows.append(timer(t, repeats=repeats, iterations=iterations, warmup=warmup, baseline=baseline))
             report_partial(rows[-1])
             continue
         # CUDA graphs capture only on a stream other than the legacy default one.
@@ -222,3 +225,19 @@ def _gemm_time(t: Target, **kwargs: Any) -> dict[str, Any]:
 
     info = device()
     return gemm_jobs.time_target(t, sms=info.sm_count, arch=info.arch, stream=_stream(), **kwargs)
+
+
+def _attention_run(t: Target, seed: int) -> dict[str, Any]:
+    from . import attention_jobs
+    from .device import device
+
+    info = device()
+    return attention_jobs.run(t, seed=seed, sms=info.sm_count, arch=info.arch, stream=_stream())
+
+
+def _attention_time(t: Target, **kwargs: Any) -> dict[str, Any]:
+    from . import attention_jobs
+    from .device import device
+
+    info = device()
+    return attention_jobs.time_target(t, sms=info.sm_count, arch=info.arch, stream=_stream(), **kwargs)

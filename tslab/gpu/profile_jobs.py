@@ -142,6 +142,10 @@ def _workload(t: Target, seed: int) -> tuple[tuple, Any]:
             return result
 
         return gemm_jobs._args(tensor_marks(t), a, b, c, stream), gemm_check
+    if t.rules.package == "attention":
+        from . import attention_jobs
+
+        return attention_jobs.workload(t, seed, stream)
     import torch
 
     from ..compiling.args import tensor_args
