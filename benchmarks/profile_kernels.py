@@ -41,6 +41,11 @@ RUNS: list[tuple[str, Any, tuple[int, ...], str, set[str] | None]] = [
     ("gemm_sm90_replay", lambda: design("gemm_sm90"), (1536, 5632, 256), "float16", None),
     # ping-pong: the warpgroups take the block's tiles in turns (4096^3: 32 x 22 = 704 tiles of 128 x 192, 5-6 a block)
     ("gemm_sm90_pingpong", lambda: design("gemm_sm90", **PINGPONG), (4096, 4096, 4096), "float16", None),
+    # attention: one 128-row Q tile of one (batch, head) per block, 32 K/V tiles (s = 4096); causal: the block traced
+    # first holds the longest tile (tiles handed out longest first)
+    ("attention_sm90", lambda: design("attention_sm90"), (4, 4096, 4096, 32, 32), "bfloat16", None),
+    ("attention_sm90_causal", lambda: design("attention_sm90", causal=True), (4, 4096, 4096, 32, 32), "bfloat16",
+     None),
 ]
 
 
