@@ -18,11 +18,19 @@ def dynamic_tensor(t: Any, divisibility: tuple[int | None, ...]) -> Any:
     out = from_dlpack(t, assumed_align=16)
     # The modes' order given, not deduced: a mode of extent 1 has the stride of its neighbour (a batch or a head
     # count of 1, a sequence of one row) and CuTe cannot tell which of the two is outer.
-    order = t.dim_order()
+    order = _outer_to_inner(t)
     for mode, multiple in enumerate(divisibility):
         if multiple is not None:
             out = out.mark_compact_shape_dynamic(mode=mode, stride_order=order, divisibility=multiple)
     return out
+
+
+def _outer_to_inner(t: Any) -> tuple[int, ...]:
+    """``t``'s modes from the outermost (largest stride) to the innermost, ties in row-major order (torch's
+    ``dim_order``; numpy arrays have strides only)."""
+    if hasattr(t, "dim_order"):
+        return tuple(t.dim_order())
+    return tuple(sorted(range(t.ndim), key=lambda mode: -t.strides[mode]))
 
 
 def tensor_args(tensors: tuple, divisibility: tuple[tuple[int | None, ...] | None, ...] | None) -> tuple:
