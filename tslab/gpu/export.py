@@ -223,8 +223,9 @@ def _trip_count_checks(design: Any, force: bool) -> list[tuple[int, str]]:
     from ..core.check import check
     from ..kernels import kernel_rules
 
-    param = kernel_rules(design.kernel).trip_param
-    stages = design.params.get("stages", 2)
+    rules = kernel_rules(design.kernel)
+    param = rules.trip_param
+    stages = design.params.get(rules.stages_param, 2)
     out = []
     for count in range(1, 2 * stages + 2):
         verdict = check(design.with_params(**{param: count}))
@@ -232,7 +233,7 @@ def _trip_count_checks(design: Any, force: bool) -> list[tuple[int, str]]:
             raise UnsafeDesignError(
                 f"export of '{design.kernel}': with {param}={count} the checker says {verdict.status}; the exported "
                 f"kernel runs any trip count, so every one up to {2 * stages + 1} must be SAFE (force=True to export "
-                "anyway)")
+                "anyway)", verdict)
         out.append((count, verdict.status))
     return out
 
