@@ -62,7 +62,8 @@ ARCH: str = META["arch"]
 DTYPE: str = META["dtype"]
 #: None: any shape the rules in META["shape_rules"] accept; else the one shape this package was compiled for.
 SHAPE: tuple[int, ...] | None = None if META["dynamic"] else tuple(META["shape"])
-#: The compiled designs, each with its object file, shape rule and checks (several for a GEMM dispatch by M).
+#: The compiled designs, each with its object file, shape rule and checks (several for a GEMM dispatch by M, or
+#: one per value of a kernel's variants param: attention's causal).
 DESIGNS: list[dict[str, Any]] = META.get("designs") or [dict(META, object="kernel.o", prefix="kernel")]
 _modules: dict[int, Any] = {}
 
