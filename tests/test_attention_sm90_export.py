@@ -224,6 +224,24 @@ def test_run_without_a_gpu_says_one_is_needed(kernel):
         kernel.run(**_args(), causal=True, scale=0.1)
 
 
+def test_tensors_are_marked_as_the_kernel_was_compiled_even_with_modes_of_extent_one(kernel):
+    """What a launch hands the compiled function, on CPU tensors (no launch): batch, sequence and head extents at
+    run time, head_dim fixed, the scale as it is; a decode-style slice (the last query row of a batch of one) keeps
+    a stride its extent-1 modes never use, which CuTe refuses unless the view is made compact first."""
+    torch = pytest.importorskip("torch")
+    q = torch.randn((1, 40, 4, 128), dtype=torch.bfloat16)[:, -1:]
+    k = torch.randn((1, 40, 2, 128), dtype=torch.bfloat16)
+    lse = torch.empty((1, 4, 1))
+    assert kernel.check_args(*(Stand(t.shape, device="cuda:0", stride=t.stride()) for t in (q, k, k))) == (1, 1, 40,
+                                                                                                           4, 2)
+    args = kernel._cute_args((*map(kernel._dense, (q, k, k, q, lse)), 0.5), 1)
+    assert [str(a).split(" o ")[1] for a in args[:5]] == ["(?,?,?,128):(?{i64 div=128},?{i64 div=128},128,1)>"] * 4 + [
+        "(?,?,?):(?{i64},?{i64},1)>"]
+    assert args[5] == 0.5
+    with pytest.raises(RuntimeError, match="stride_order is not consistent with the layout"):
+        kernel._cute_args((q,), 1)
+
+
 def test_the_package_test_file_runs(package):
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(package)],
                          capture_output=True, text=True, timeout=300, check=False, cwd=package.parent)

@@ -145,9 +145,14 @@ def _stream(t: Any, stream: Any) -> Any:
 
 
 def _launch(args: tuple, stream: Any, index: int = 0) -> None:
-    """Launch design ``index`` on ``args``; a runtime-shape kernel gets its tensors marked dynamic as it was compiled
-    (a None mark: an argument that is not a tensor, such as attention's scale, passed as it is; a None mode: one the
-    compile fixed, such as attention's head_dim)."""
+    """Launch design ``index`` on ``args`` (see :func:`_cute_args`) on ``stream``."""
+    load(index)(*_cute_args(args, index), stream)
+
+
+def _cute_args(args: tuple, index: int = 0) -> list:
+    """``args`` as design ``index``'s compiled function takes them: a runtime-shape kernel gets its tensors marked
+    dynamic as it was compiled (a None mark: an argument that is not a tensor, such as attention's scale, passed as
+    it is; a None mode: one the compile fixed, such as attention's head_dim)."""
     from cutlass.cute.runtime import from_dlpack
 
     marks = DESIGNS[index]["tensor_divisibility"] or [[] for _ in args]
@@ -163,7 +168,7 @@ def _launch(args: tuple, stream: Any, index: int = 0) -> None:
             if multiple is not None:
                 arg = arg.mark_compact_shape_dynamic(mode=mode, stride_order=order, divisibility=multiple)
         out.append(arg)
-    load(index)(*out, stream)
+    return out
 '''
 
 COPY = '''
