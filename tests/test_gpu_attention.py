@@ -128,3 +128,116 @@ def test_a_scale_of_the_callers_own():
     design = attn.design()
     o, lse, ref_o, ref_lse = _run(design, (2, 300, 500, 4, 2), seed=9, scale=0.37)
     assert not _problems(o, lse, ref_o, ref_lse, "bf16")
+
+
+#: Run in a process that cannot import tslab, on the exported package: O and LSE against ``reference`` (its source
+#: is sent along), run() into the caller's tensors, refusals by name, the custom op inside torch.compile.
+PACKAGE_SCRIPT = '''
+import importlib.abc, json, math, sys
+
+
+class NoTslab(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "tslab" or name.startswith("tslab."):
+            raise ImportError("tslab is not installed here")
+
+
+sys.meta_path.insert(0, NoTslab())
+sys.path.insert(0, sys.argv[1])
+import torch
+
+kernel = __import__(sys.argv[2])
+dtype = getattr(torch, kernel.DTYPE)
+d = kernel.HEAD_DIM
+gen = torch.Generator(device="cuda").manual_seed(0)
+results = {"cases": [], "refusals": {}}
+
+
+def inputs(b, s_q, s_k, h, h_kv):
+    return (torch.randn((b, s_q, h, d), device="cuda", dtype=dtype, generator=gen),
+            torch.randn((b, s_k, h_kv, d), device="cuda", dtype=dtype, generator=gen),
+            torch.randn((b, s_k, h_kv, d), device="cuda", dtype=dtype, generator=gen))
+
+
+def record(what, q, k, v, o, lse, causal, scale):
+    ref_o, ref_lse = reference(q, k, v, causal, scale)
+    seen = ref_lse.isfinite()
+    results["cases"].append({
+        "case": what, "o_nan": bool(o.isnan().any()),
+        "o_err": float((o.float() - ref_o).norm() / ref_o.norm().clamp_min(1e-30)),
+        "lse_unseen_ok": bool((lse[~seen] == float("-inf")).all()),
+        "lse_err": float(((lse[seen] - ref_lse[seen]).abs() / (1 + ref_lse[seen].abs())).max())})
+
+
+for shape in SHAPES:
+    q, k, v = inputs(*shape)
+    for causal in (False, True):
+        o, lse = kernel.attention(q, k, v, causal=causal)
+        record([shape, causal], q, k, v, o, lse, causal, 1 / math.sqrt(d))
+
+q, k, v = inputs(2, 300, 500, 4, 2)
+o = torch.full_like(q, float("nan"))
+lse = torch.full((2, 4, 300), float("nan"), device="cuda")
+kernel.run(q, k, v, o, lse, causal=True, scale=0.37)
+record(["run", "scale 0.37"], q, k, v, o, lse, True, 0.37)
+
+
+def refusal(name, call):
+    try:
+        call()
+    except kernel.ExportedKernelError as exc:
+        results["refusals"][name] = str(exc)
+
+
+refusal("layout", lambda: kernel.attention(q.transpose(1, 2), k, v))
+refusal("dtype", lambda: kernel.attention(q, k.half(), v))
+refusal("heads", lambda: kernel.attention(q[:, :, :3].contiguous(), k, v))
+op = getattr(torch.ops, sys.argv[2]).attention
+refusal("backward", lambda: op(q.detach().requires_grad_(), k, v)[0].float().sum().backward())
+
+
+def block(q, k, v):
+    o, lse = op(q, k, v, causal=True)
+    return o * 2, lse - 1
+
+
+q, k, v = inputs(2, 640, 640, 8, 2)
+compiled = torch.compile(block, fullgraph=True)(q, k, v)
+eager = block(q, k, v)
+results["compiled_as_eager"] = all(torch.equal(a, b) for a, b in zip(compiled, eager))
+o, lse = op(q, k, v, causal=True)
+record(["torch.ops", True], q, k, v, o, lse, True, 1 / math.sqrt(d))
+results["tslab_imported"] = any(m == "tslab" or m.startswith("tslab.") for m in sys.modules)
+print(json.dumps(results))
+'''
+
+
+def test_exported_package_runs_in_a_fresh_process_without_tslab(tmp_path):
+    """``export`` of the default design (both causal variants), used where tslab cannot be imported: causal and not,
+    GQA 1, 2, 4 and 8, tails, one query row, more queries than keys, the caller's scale and tensors, refusals by
+    name, and ``torch.ops.<name>.attention`` inside ``torch.compile(fullgraph=True)``."""
+    import inspect
+    import json
+    import subprocess
+    import sys
+
+    from tslab.gpu.export import export
+
+    out = export(attn.design(), tmp_path / "tslab_attention_gpu_pkg")
+    shapes = [(1, 128, 128, 1, 1), (3, 77, 300, 8, 2), (2, 513, 129, 4, 1), (1, 1, 777, 8, 1), (2, 1000, 1000, 4, 4)]
+    script = f"SHAPES = {shapes!r}\n\n" + inspect.getsource(reference) + PACKAGE_SCRIPT
+    ran = subprocess.run([sys.executable, "-c", script, str(out.parent), out.name], capture_output=True, text=True,
+                         timeout=900, check=False, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    results = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert not results["tslab_imported"]
+    assert len(results["cases"]) == 2 * len(shapes) + 2
+    for case in results["cases"]:
+        assert not case["o_nan"] and case["o_err"] <= 4 * 2.0**-8 and case["lse_unseen_ok"], case
+        assert case["lse_err"] <= 1e-3, case
+    assert results["compiled_as_eager"]
+    refusals = results["refusals"]
+    assert refusals["layout"].startswith("q: strides (153600, 128, 512, 1) are not the compact row-major strides")
+    assert refusals["dtype"].startswith("k: dtype float16 != bfloat16")
+    assert refusals["heads"].startswith("k: shape (2, 500, 2, 128): q's heads=3 is not a multiple of heads_kv=2")
+    assert refusals["backward"].startswith(f"torch.ops.{out.name}.attention: forward only")

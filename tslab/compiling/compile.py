@@ -158,5 +158,6 @@ def export_job(target: dict[str, Any], arch: str, sms: int, directory: str, pref
     fn = compile_target(t, sms, _options(arch, False))
     fn.export_to_c(file_path=directory, file_name=prefix, function_prefix=prefix)
     marks = tensor_marks(t)
+    # A None mark: an argument that is not a tensor (attention's scale), passed to the kernel as it is.
     return {"files": sorted(os.listdir(directory)),
-            "tensor_divisibility": [list(m) for m in marks] if marks is not None else None}
+            "tensor_divisibility": None if marks is None else [None if m is None else list(m) for m in marks]}

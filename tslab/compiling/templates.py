@@ -1,11 +1,13 @@
 """Source text of the files an exported package holds (filled in by :mod:`tslab.gpu.export`).
 
-A package is one of two kinds: a copy (``run(src, dst)``, ``copy(src)``) or a GEMM (``run(a, b, c)``,
-``gemm(a, b)``). Both check the GPU's arch and every tensor before a launch and name the rule a tensor breaks,
-and both register a ``torch.library`` custom op with a fake (meta) implementation when torch is importable.
-A package holds the designs in ``DESIGNS``, each compiled into its own object file: one, or for a GEMM exported
-from a ``Dispatch`` several, of which ``DISPATCH`` picks one per launch by M (a single design is a dispatch of
-one rule).
+A package is one of three kinds: a copy (``run(src, dst)``, ``copy(src)``), a GEMM (``run(a, b, c)``,
+``gemm(a, b)``) or an attention forward (``run(q, k, v, o, lse, causal)``, ``attention(q, k, v, causal)``, its
+text in :mod:`tslab.compiling.attention_template`). Each checks the GPU's arch and every tensor before a launch and
+names the rule a tensor breaks (an ``ExportedInputError``, a ``ValueError``), and each registers a ``torch.library``
+custom op with a fake (meta) implementation when torch is importable.
+A package holds the designs in ``DESIGNS``, each compiled into its own object file: one; or several, of which one
+is picked per launch: for a GEMM exported from a ``Dispatch``, by M (``DISPATCH``; a single design is a dispatch of
+one rule), for a kernel whose rules name ``variants`` (attention's ``causal``), by the call's argument.
 Placeholders are ``string.Template``'s ``$name``. The package has no ``from __future__ import annotations``:
 ``torch.library.custom_op`` reads the op's schema from real annotations.
 """
@@ -13,11 +15,13 @@ Placeholders are ``string.Template``'s ``$name``. The package has no ``from __fu
 from __future__ import annotations
 
 from string import Template
+from typing import Any
 
+from . import attention_template
 from .package_loader import LOAD_FUNCTION
 
 #: The package kinds these templates write (a kernel's ``RULES.package``).
-KINDS = ("copy", "gemm")
+KINDS = ("copy", "gemm", "attention")
 
 COPY_DOC = '''"""$kernel compiled for $arch: copies a $dtype tensor (exported by tslab).
 
@@ -58,13 +62,19 @@ ARCH: str = META["arch"]
 DTYPE: str = META["dtype"]
 #: None: any shape the rules in META["shape_rules"] accept; else the one shape this package was compiled for.
 SHAPE: tuple[int, ...] | None = None if META["dynamic"] else tuple(META["shape"])
-#: The compiled designs, each with its object file, shape rule and checks (several for a GEMM dispatch by M).
+#: The compiled designs, each with its object file, shape rule and checks (several for a GEMM dispatch by M, or
+#: one per value of a kernel's variants param: attention's causal).
 DESIGNS: list[dict[str, Any]] = META.get("designs") or [dict(META, object="kernel.o", prefix="kernel")]
 _modules: dict[int, Any] = {}
 
 
 class ExportedKernelError(RuntimeError):
-    """A launch this exported kernel cannot do (wrong GPU, shape, dtype or device)."""
+    """A launch this exported kernel cannot do (no GPU, the wrong GPU, or an argument it cannot take)."""
+
+
+class ExportedInputError(ExportedKernelError, ValueError):
+    """An argument this kernel cannot take (its shape, dtype, layout or device); the message names the rule and
+    the fix."""
 
 
 def gpu_arch(index: int = 0) -> str | None:
@@ -90,7 +100,7 @@ def gpu_arch(index: int = 0) -> str | None:
 $load_function
 
 def _require_gpu(t: Any) -> None:
-    arch = gpu_arch(t.device.index or 0)
+    arch = gpu_arch(getattr(getattr(t, "device", None), "index", None) or 0)
     if arch is None:
         raise ExportedKernelError(f"module '$name': no NVIDIA GPU or driver is present; this module needs a GPU "
                                   f"of arch {ARCH} to run (load() works without one)")
@@ -101,30 +111,30 @@ def _require_gpu(t: Any) -> None:
 
 def _check_tensor(name: str, t: Any) -> None:
     if str(t.dtype).removeprefix("torch.") != DTYPE:
-        raise ExportedKernelError(f"{name}: dtype {t.dtype} != {DTYPE}; convert it (.to(torch.{DTYPE})) or export "
-                                  "again with dtype=...")
+        raise ExportedInputError(f"{name}: dtype {t.dtype} != {DTYPE}; convert it (.to(torch.{DTYPE})) or export "
+                                 "again with dtype=...")
     if not t.is_cuda or not t.is_contiguous() or t.data_ptr() % 16:
-        raise ExportedKernelError(f"{name}: must be a contiguous CUDA tensor aligned to 16 bytes (.contiguous())")
+        raise ExportedInputError(f"{name}: must be a contiguous CUDA tensor aligned to 16 bytes (.contiguous())")
 
 
 def _check_shape(name: str, shape: tuple[int, ...], index: int = 0) -> None:
     """Raise naming the rule ``shape`` breaks (design ``index``'s shape rule, or the one shape of a static export)."""
     if SHAPE is not None:
         if shape != SHAPE:
-            raise ExportedKernelError(f"{name}: shape {shape} != {SHAPE}; this kernel was exported for {SHAPE} "
-                                      "only; export it again without shape= to serve every shape")
+            raise ExportedInputError(f"{name}: shape {shape} != {SHAPE}; this kernel was exported for {SHAPE} "
+                                     "only; export it again without shape= to serve every shape")
         return
     rules = DESIGNS[index]["shape_rules"]
     if len(shape) != len(rules["names"]):
-        raise ExportedKernelError(f"{name}: shape {shape} has {len(shape)} dimensions; this kernel takes "
-                                  f"{len(rules['names'])}: {', '.join(rules['names'])} ({rules['text']})")
+        raise ExportedInputError(f"{name}: shape {shape} has {len(shape)} dimensions; this kernel takes "
+                                 f"{len(rules['names'])}: {', '.join(rules['names'])} ({rules['text']})")
     for size, dim, low, multiple in zip(shape, rules["names"], rules["min"], rules["multiple_of"]):
         if size < low:
-            raise ExportedKernelError(f"{name}: shape {shape}: {dim} = {size} is below {low}; this kernel "
-                                      f"takes {rules['text']}")
+            raise ExportedInputError(f"{name}: shape {shape}: {dim} = {size} is below {low}; this kernel "
+                                     f"takes {rules['text']}")
         if size % multiple:
-            raise ExportedKernelError(f"{name}: shape {shape}: {dim} = {size} is not a multiple of {multiple}; "
-                                      f"this kernel takes {rules['text']}; pad {dim}")
+            raise ExportedInputError(f"{name}: shape {shape}: {dim} = {size} is not a multiple of {multiple}; "
+                                     f"this kernel takes {rules['text']}; pad {dim}")
 
 
 def _stream(t: Any, stream: Any) -> Any:
@@ -134,18 +144,31 @@ def _stream(t: Any, stream: Any) -> Any:
     return cu.CUstream(torch.cuda.current_stream(t.device).cuda_stream) if stream is None else stream
 
 
-def _launch(tensors: tuple, stream: Any, index: int = 0) -> None:
-    """Launch design ``index`` on ``tensors``; a runtime-shape kernel gets them marked dynamic as it was compiled."""
+def _launch(args: tuple, stream: Any, index: int = 0) -> None:
+    """Launch design ``index`` on ``args`` (see :func:`_cute_args`) on ``stream``."""
+    load(index)(*_cute_args(args, index), stream)
+
+
+def _cute_args(args: tuple, index: int = 0) -> list:
+    """``args`` as design ``index``'s compiled function takes them: a runtime-shape kernel gets its tensors marked
+    dynamic as it was compiled (a None mark: an argument that is not a tensor, such as attention's scale, passed as
+    it is; a None mode: one the compile fixed, such as attention's head_dim)."""
     from cutlass.cute.runtime import from_dlpack
 
-    marks = DESIGNS[index]["tensor_divisibility"] or [[] for _ in tensors]
-    args = []
-    for t, divisibility in zip(tensors, marks):
-        arg = from_dlpack(t.detach(), assumed_align=16)  # the kernel writes no autograd history
+    marks = DESIGNS[index]["tensor_divisibility"] or [[] for _ in args]
+    out = []
+    for a, divisibility in zip(args, marks):
+        if divisibility is None or not hasattr(a, "__dlpack__"):
+            out.append(a)
+            continue
+        arg = from_dlpack(a.detach(), assumed_align=16)  # the kernel writes no autograd history
+        # The modes' order given, not deduced: a mode of extent 1 has the stride of its neighbour.
+        order = a.dim_order()
         for mode, multiple in enumerate(divisibility):
-            arg = arg.mark_compact_shape_dynamic(mode=mode, stride_order=t.dim_order(), divisibility=multiple)
-        args.append(arg)
-    load(index)(*args, stream)
+            if multiple is not None:
+                arg = arg.mark_compact_shape_dynamic(mode=mode, stride_order=order, divisibility=multiple)
+        out.append(arg)
+    return out
 '''
 
 COPY = '''
@@ -262,9 +285,15 @@ torch_op = _register_torch_op()
 '''
 
 
-def package_init(kind: str, **fields: str) -> str:
-    """``__init__.py`` of a ``kind`` ('copy' or 'gemm') package; ``fields``: name, kernel, arch, dtype, rules,
-    example, and for a GEMM designs (which designs serve which M, in words)."""
+def package_init(kind: str, *, params: dict[str, Any] | None = None, choices: dict[str, tuple] | None = None,
+                 **fields: str) -> str:
+    """``__init__.py`` of a ``kind`` ('copy', 'gemm' or 'attention') package; ``fields``: name, kernel, arch, dtype,
+    rules, example, and for a GEMM or an attention package designs (which designs serve which launches, in words).
+    An attention package also takes the design's ``params`` and its kernel's ``choices`` (its head_dim)."""
+    if kind == "attention":
+        extra = attention_template.fields(params or {}, choices or {})
+        return Template(attention_template.DOC + COMMON + attention_template.BODY).substitute(
+            fields, load_function=LOAD_FUNCTION, **extra)
     doc, body = (GEMM_DOC, GEMM) if kind == "gemm" else (COPY_DOC, COPY)
     return Template(doc + COMMON + body).substitute(fields, load_function=LOAD_FUNCTION)
 
@@ -334,8 +363,12 @@ def test_design_for_follows_the_dispatch(m, index):
 '''
 
 
-def package_test(name: str, examples: list[tuple[int, ...]], picks: list[tuple[int, int]] | None = None) -> str:
-    """``test_kernel.py`` of package ``name``, checking ``examples`` shapes on a GPU, and for a package exported
-    from a dispatch that ``design_for(m)`` names the design ``picks`` gives each ``m``."""
+def package_test(name: str, examples: list[tuple[int, ...]] | None = None, picks: list[tuple[int, int]] | None = None,
+                 kind: str = "copy") -> str:
+    """``test_kernel.py`` of package ``name``, checking ``examples`` shapes on a GPU (an attention package: its
+    own problems, causal and not), and for a package exported from a dispatch that ``design_for(m)`` names the
+    design ``picks`` gives each ``m``."""
+    if kind == "attention":
+        return Template(attention_template.TEST).substitute(name=name, examples=repr(attention_template.EXAMPLES))
     text = Template(TEST).substitute(name=name, examples=repr(examples))
     return text + Template(DISPATCH_TEST).substitute(picks=repr(picks)) if picks else text

@@ -33,9 +33,9 @@ def _param(text: str) -> tuple[str, Any]:
 
 def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``tslab export`` (the main CLI calls this on its subparser)."""
-    parser.add_argument("name", help="catalog GPU kernel (gemm_sm90, grid_stride_copy, tma_copy; demo_deadlock "
-                        "with --force), a design or dispatch JSON file (Design.to_json(), Dispatch.to_json()), or "
-                        "kernel.py::host_fn (with --arg, --knob)")
+    parser.add_argument("name", help="catalog GPU kernel (gemm_sm90, attention_sm90, grid_stride_copy, tma_copy; "
+                        "demo_deadlock with --force), a design or dispatch JSON file (Design.to_json(), "
+                        "Dispatch.to_json()), or kernel.py::host_fn (with --arg, --knob)")
     parser.add_argument("--tuned", action="store_true",
                         help="export the kernel's dispatch by M measured on the H200 (gemm_sm90): several designs "
                         "in one package, one picked per launch; --param applies to each (e.g. --param dtype=bf16)")
@@ -85,13 +85,18 @@ def _export_captured(args: argparse.Namespace, design: Any) -> int:
 
 def exported(path: Any) -> str:
     """What ``tslab export`` says it wrote: the kernel, the arch, tslab.check's verdict (each design's, for a
-    dispatch), then the package folder and its files."""
+    dispatch or a package of variants), then the package folder and its files."""
     from pathlib import Path
 
     folder = Path(path)
     meta = json.loads((folder / "design.json").read_text())
     verdicts = [entry["verdict"] for entry in meta.get("designs", [meta])]
-    if "designs" in meta:
+    if "variants" in meta:
+        param = meta["variants"]["param"]
+        labels = [f"{param}={value!r}" for value in meta["variants"]["values"]]
+        verdict = ", ".join(f"{v} ({label})" for v, label in zip(verdicts, labels, strict=True))
+        what = f"{meta['kernel']} ({len(verdicts)} designs, one per value of {param})"
+    elif "designs" in meta:
         verdict = ", ".join(f"{v} ({span})" for v, span in zip(verdicts, _ranges(meta["dispatch"]), strict=True))
         what = f"{meta['kernel']} (a dispatch of {len(verdicts)} design{'s' if len(verdicts) > 1 else ''} by M)"
     else:

@@ -1,12 +1,13 @@
-"""``export(design, path, arch)``: an importable Python package holding the compiled kernel, or for a
-:class:`~tslab.core.dispatch.Dispatch` several compiled designs of one GEMM and the rule that picks one by M.
+"""``export(design, path, arch)``: an importable Python package holding the compiled kernel; for a
+:class:`~tslab.core.dispatch.Dispatch` several compiled designs of one GEMM and the rule that picks one by M; for a
+kernel whose rules name ``variants`` (attention's ``causal``) the design compiled once per value, picked per call.
 
 The package needs only nvidia-cutlass-dsl's runtime (no tslab, no recompilation): it loads the exported
 object with ``cutlass.cute.runtime.load_module`` and checks arch, shapes and dtypes before each launch. Kernels
 that compile with runtime extents are exported once for every shape they accept (unless ``shape=`` asks for
 one); their loop trip counts are then runtime values, so the design is checked at every trip count from 1 to
 ``2 * stages + 1`` (a pipeline's phase pattern repeats every ``2 * stages`` trips) and VERDICT.txt says so.
-Every design of a dispatch is checked the same way before anything is written.
+Every design of a dispatch, and every variant, is checked the same way before anything is written.
 """
 
 from __future__ import annotations
@@ -64,9 +65,11 @@ def export(
     """Write the package ``path`` (its folder name is the import name); returns the folder.
 
     ``design``: a Design, or a Dispatch of GEMM designs (each compiled with runtime extents into its own object;
-    the package picks one per launch by M). ``shape``: None compiles with runtime extents, for every shape the
-    kernel accepts; a shape exports for that one shape. ``sms`` sizes the persistent grid baked into the kernel
-    (default: the arch's usual count). Nothing is written unless every design passes its checks.
+    the package picks one per launch by M). A design of a kernel with ``variants`` (attention_sm90: ``causal``) is
+    compiled once per value with runtime extents, each into its own object, and a call picks one by its argument.
+    ``shape``: None compiles with runtime extents, for every shape the kernel accepts; a shape exports for that one
+    shape. ``sms`` sizes the persistent grid baked into the kernel (default: the arch's usual count). Nothing is
+    written unless every design passes its checks.
     """
     _require_exportable(design, path)
     dispatch = design if isinstance(design, Dispatch) else None
@@ -84,16 +87,24 @@ def export(
         raise GpuError(f"export of the dispatch of '{dispatch.kernel}': shape={tuple(shape)} asks for one shape, "
                        "but a dispatch picks its design by M at each launch and compiles for every shape; drop "
                        "shape= (CLI: --shape), or export one design for one shape")
-    if dispatch is None:
-        checked = [_checked(design, shape, dtype, launch, force)]
-        kind = checked[0].target.rules.package
-        if kind not in templates.KINDS:
-            raise GpuError(f"export of '{design.kernel}': its package kind {kind!r} has no template yet (tslab writes "
-                           f"{', '.join(templates.KINDS)} packages); compile it with tslab.gpu.compile meanwhile")
-    else:
+    variants = _variants(design) if dispatch is None else None
+    if variants is not None and shape is not None:
+        raise GpuError(f"export of '{design.kernel}': shape={tuple(shape)} asks for one shape, but its package is "
+                       f"compiled once for every problem (runtime extents) with one design per value of "
+                       f"{variants[0]}; drop shape= (CLI: --shape)")
+    if dispatch is not None:
         checked = [_checked_rule(dispatch, i, dtype, launch, force) for i in range(len(dispatch.rules))]
+    elif variants is not None:
+        checked = [_checked_variant(design, variants[0], value, dtype, launch, force) for value in variants[1]]
+    else:
+        checked = [_checked(design, shape, dtype, launch, force)]
+    kind = checked[0].target.rules.package
+    if kind not in templates.KINDS:
+        raise GpuError(f"export of '{checked[0].target.kernel}': its package kind {kind!r} has no template yet (tslab "
+                       f"writes {', '.join(templates.KINDS)} packages); compile it with tslab.gpu.compile meanwhile")
     sms = sms or DEFAULT_SMS.get(arch, 132)
-    prefixes = ["kernel"] if dispatch is None else [f"kernel_{i}" for i in range(len(checked))]
+    # One object per design: kernel.o for a single design, kernel_0.o, kernel_1.o ... for a dispatch or variants.
+    prefixes = ["kernel"] if dispatch is None and variants is None else [f"kernel_{i}" for i in range(len(checked))]
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -106,10 +117,12 @@ def export(
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
-    if dispatch is None:
-        _write_single(out, checked[0], jobs[0], arch, sms)
-    else:
+    if dispatch is not None:
         _write_dispatch(out, dispatch, checked, jobs, prefixes, arch, sms)
+    elif variants is not None:
+        _write_variants(out, variants[0], checked, jobs, prefixes, arch, sms)
+    else:
+        _write_single(out, checked[0], jobs[0], arch, sms)
     return out
 
 
@@ -155,6 +168,27 @@ def _checked_rule(dispatch: Dispatch, index: int, dtype: str | None, launch: dic
                                 exc.verdict) from None
 
 
+def _variants(design: Design) -> tuple[str, tuple] | None:
+    """The design param whose values a catalog kernel's package picks per call (``RULES.variants``, attention's
+    ``causal``) and those values, or None."""
+    from ..kernels import NAMES, kernel_rules
+
+    rules = kernel_rules(design.kernel) if design.kernel in NAMES else None
+    return None if rules is None else rules.variants
+
+
+def _checked_variant(design: Design, param: str, value: Any, dtype: str | None, launch: dict[str, Any] | None,
+                     force: bool) -> _Checked:
+    """``design`` with ``param=value`` checked as a single export is; a refusal names the variant."""
+    try:
+        return _checked(design.with_params(**{param: value}), None, dtype, launch, force)
+    except UnsafeDesignError as exc:
+        why = str(exc).removeprefix(f"export of '{design.kernel}': ")
+        raise UnsafeDesignError(f"export of '{design.kernel}': its package holds one design per value of {param}, "
+                                f"and the one with {param}={value!r} is refused, so nothing was written: {why}",
+                                exc.verdict) from None
+
+
 def _head(target: Target, arch: str) -> dict[str, Any]:
     return {"kernel": target.kernel, "kind": target.rules.package, "arch": arch, "dynamic": target.dynamic,
             "shape": None if target.dynamic else list(target.shape)}
@@ -187,24 +221,10 @@ def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs
                     prefixes: list[str], arch: str, sms: int) -> None:
     """The same files for a dispatch: one design.json entry and one VERDICT.txt section per design."""
     first = checked[0].target
-    entries = [{**c.record(), "shape_rules": shape_rules(c.target), "tensor_divisibility": job["tensor_divisibility"],
-                "object": f"{prefix}.o", "prefix": prefix}
-               for c, job, prefix in zip(checked, jobs, prefixes, strict=True)]
-    meta = {
-        **_head(first, arch),
-        "dtype": first.dtype,
-        "sms": sms,
-        "launch": first.launch,
-        "dispatch": {"key": dispatch.key,
-                     "rules": [{"max_m": bound, "design": i} for i, (bound, _) in enumerate(dispatch.rules)]},
-        "designs": entries,
-    }
-    (out / "design.json").write_text(json.dumps(meta, indent=2) + "\n")
-    sections = [dispatch.text()]
-    for i, (span, c, entry) in enumerate(zip(dispatch.ranges(), checked, entries, strict=True)):
-        sections.append(f"== {span}: design {i} ({entry['object']}) ==\n"
-                        + _verdict_text(c.verdict, c.trip_checks, entry["checked_beyond_ts"]))
-    (out / "VERDICT.txt").write_text("\n\n".join(sections) + "\n")
+    entries = _entries(checked, jobs, prefixes)
+    choice = {"dispatch": {"key": dispatch.key,
+                           "rules": [{"max_m": bound, "design": i} for i, (bound, _) in enumerate(dispatch.rules)]}}
+    _write_several(out, checked, entries, arch, sms, choice, dispatch.ranges(), dispatch.text())
     # M on both sides of each bound (the last range starts at the last bound + 1), with ragged N and K.
     ragged = _examples(first)[1]
     ms = sorted({1, *(m for bound, _ in dispatch.rules[:-1] for m in (bound, bound + 1))})
@@ -218,13 +238,56 @@ def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs
         out.name, examples, picks=[(m, dispatch.pick((m,))[0]) for m in ms]))
 
 
+def _write_variants(out: Path, param: str, checked: list[_Checked], jobs: list[dict[str, Any]], prefixes: list[str],
+                    arch: str, sms: int) -> None:
+    """The same files for one design per value of ``param`` (attention's ``causal``), picked by each call."""
+    first = checked[0].target
+    entries = _entries(checked, jobs, prefixes)
+    values = [c.design.params[param] for c in checked]
+    labels = [f"{param}={value!r}" for value in values]
+    preface = (f"{first.kernel}: {len(entries)} designs, one per value of {param} ({', '.join(labels)}), each "
+               f"compiled into its own object; a call picks one by its {param} argument.")
+    _write_several(out, checked, entries, arch, sms, {"variants": {"param": param, "values": values}}, labels,
+                   preface)
+    designs = ", ".join(f"{label} design {i} ({entry['object']})"
+                        for i, (label, entry) in enumerate(zip(labels, entries, strict=True)))
+    (out / "__init__.py").write_text(templates.package_init(
+        first.rules.package, params=first.params, choices=first.rules.choices, name=out.name, kernel=first.kernel,
+        arch=arch, dtype=first.dtype, rules=entries[0]["shape_rules"]["text"],
+        designs=f"{len(entries)}, one per call by {param}: {designs} (design_for({param}))"))
+    (out / "test_kernel.py").write_text(templates.package_test(out.name, kind=first.rules.package))
+
+
+def _entries(checked: list[_Checked], jobs: list[dict[str, Any]], prefixes: list[str]) -> list[dict[str, Any]]:
+    """design.json's entry for each design of a package of several: its checks, shape rule, tensor marks, object."""
+    return [{**c.record(), "shape_rules": shape_rules(c.target), "tensor_divisibility": job["tensor_divisibility"],
+             "object": f"{prefix}.o", "prefix": prefix}
+            for c, job, prefix in zip(checked, jobs, prefixes, strict=True)]
+
+
+def _write_several(out: Path, checked: list[_Checked], entries: list[dict[str, Any]], arch: str, sms: int,
+                   choice: dict[str, Any], headings: list[str], preface: str) -> None:
+    """design.json and VERDICT.txt of a package of several designs: ``choice`` is how a launch picks one
+    (design.json's "dispatch" or "variants"); VERDICT.txt has ``preface``, then each verdict under its heading."""
+    first = checked[0].target
+    meta = {**_head(first, arch), "dtype": first.dtype, "sms": sms, "launch": first.launch, **choice,
+            "designs": entries}
+    (out / "design.json").write_text(json.dumps(meta, indent=2) + "\n")
+    sections = [preface]
+    for i, (heading, c, entry) in enumerate(zip(headings, checked, entries, strict=True)):
+        sections.append(f"== {heading}: design {i} ({entry['object']}) ==\n"
+                        + _verdict_text(c.verdict, c.trip_checks, entry["checked_beyond_ts"]))
+    (out / "VERDICT.txt").write_text("\n\n".join(sections) + "\n")
+
+
 def _trip_count_checks(design: Any, force: bool) -> list[tuple[int, str]]:
     """The design checked at every loop trip count 1 .. 2 * stages + 1; raises unless each is SAFE (or ``force``)."""
     from ..core.check import check
     from ..kernels import kernel_rules
 
-    param = kernel_rules(design.kernel).trip_param
-    stages = design.params.get("stages", 2)
+    rules = kernel_rules(design.kernel)
+    param = rules.trip_param
+    stages = design.params.get(rules.stages_param, 2)
     out = []
     for count in range(1, 2 * stages + 2):
         verdict = check(design.with_params(**{param: count}))
@@ -232,7 +295,7 @@ def _trip_count_checks(design: Any, force: bool) -> list[tuple[int, str]]:
             raise UnsafeDesignError(
                 f"export of '{design.kernel}': with {param}={count} the checker says {verdict.status}; the exported "
                 f"kernel runs any trip count, so every one up to {2 * stages + 1} must be SAFE (force=True to export "
-                "anyway)")
+                "anyway)", verdict)
         out.append((count, verdict.status))
     return out
 

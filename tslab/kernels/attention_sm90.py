@@ -208,7 +208,7 @@ def _refuse(params: dict[str, Any], shape: tuple[int, ...], dtype: str) -> str |
 #: and dtype; an export holds the design compiled with and without the causal mask (``variants``).
 RULES = KernelRules(
     dtypes=tuple(DTYPES.values()), default_shape=(4, 4096, 4096, 32, 32), default_dtype="bfloat16",
-    shape=_shape_rule, trip_param="kv_tiles", package="attention", refuse=_refuse,
+    shape=_shape_rule, trip_param="kv_tiles", stages_param="kv_stages", package="attention", refuse=_refuse,
     dtype_of=lambda params: DTYPES[params["dtype"]],
     choices={"head_dim": HEAD_DIMS, "wg_rows": WG_ROWS, "mma_warpgroups": MMA_WARPGROUPS, "schedule": MMA_SCHEDULES,
              "epilogue": EPILOGUES, "dtype": tuple(DTYPES)},

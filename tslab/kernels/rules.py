@@ -70,8 +70,9 @@ class KernelRules:
     ``consistency(params, pipelines)`` returns the issues of rules TS's one-block checks cannot see (``Issue``
     list, e.g. a cluster's shared stages) and ``beyond_ts(params)`` says in sentences what those rules covered
     (an export's VERDICT.txt). ``trip_param`` is the design param holding the loop's trip count (an export with
-    runtime extents is checked at each count), ``package`` the exported package's interface ('copy': ``copy(src,
-    dst)``, 'gemm': ``gemm(a, b)``). ``launch_module``
+    runtime extents is checked at each count from 1 to ``2 * stages + 1``, ``stages`` being the design param named
+    ``stages_param``), ``package`` the exported package's interface ('copy': ``copy(src,
+    dst)``, 'gemm': ``gemm(a, b)``, 'attention': ``attention(q, k, v, causal)``). ``launch_module``
     names the module holding ``launch``, ``launch_constants`` and ``fake_args`` when they are not in the kernel's
     own module (so a CPU check imports no launch code). ``archs``, where given, are the only GPU archs the kernel
     compiles for and runs on (a Blackwell kernel's tcgen05 MMAs, TMEM and CLC exist nowhere else); ``gpu_name``
@@ -96,6 +97,7 @@ class KernelRules:
     archs: tuple[str, ...] | None = None
     gpu_name: str = ""
     variants: tuple[str, tuple] | None = None
+    stages_param: str = "stages"
 
     def arch_error(self, kernel: str, arch: str, what: str) -> str | None:
         """Why ``what`` of ``kernel`` cannot be for ``arch`` (one sentence with the fix), or None when it can."""
