@@ -64,7 +64,8 @@ def _scrolled_through(page):
 
 
 #: Tutorials whose outputs include a chart (06's are tables and widgets: only their widths are checked).
-CHARTED = ("07_hopper_gemm.ipynb", "08_sweep_a_design_space.ipynb", "09_where_the_time_goes.ipynb")
+CHARTED = ("07_hopper_gemm.ipynb", "08_sweep_a_design_space.ipynb", "09_where_the_time_goes.ipynb",
+           "10_attention.ipynb")
 TUTORIALS = ("00_tour.ipynb", "01_pipelines.ipynb", "02_schedules.ipynb", "03_memory_and_aliasing.ipynb",
              "04_checker_replay.ipynb", "05_gpu_compile_and_time.ipynb", "06_open_your_kernel.ipynb", *CHARTED)
 #: A widget's plain-text repr: what a saved output showed before tslab kept a payload beside the model id.
