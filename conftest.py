@@ -1,15 +1,22 @@
-"""Two things every ``python -m pytest`` run here gets, whichever tests or notebooks it is given.
+"""What every ``python -m pytest`` run here gets, whichever tests or notebooks it is given.
 
 The tutorials run under nbval, as ``--nbval`` does, when nbval is installed. It was ``addopts = "--nbval"``, which
 stops every run where nbval is missing (the GPU machine has no Jupyter stack) with "unrecognized arguments";
 switched on here, the tests collect and run with the runtime dependencies alone. ``--nbval-lax`` given on the
 command line is kept; ``-p no:nbval`` leaves the notebooks out.
 
+Where pytest-xdist is installed (the test extra) the run is shared by two worker processes, switched on here for
+the same reason. Much of a run waits (on Chromium and JupyterLab, on the notebooks' kernels, on compiles in
+child processes), so two workers finish it far sooner on two cores. Each test module (each notebook) runs whole
+in one worker (``--dist loadscope``), so module fixtures are built once and a notebook's cells share one kernel;
+modules go out in collection order, the browser tests first, as they are the longest. ``-n 0`` (or ``-n N``, or
+``-p no:xdist``) decides otherwise; ``--pdb``, ``--trace`` and ``-s`` run in this process.
+
 A run stopped by SIGTERM tears its fixtures down as Ctrl+C does: the JupyterLab server and its kernels, the
 notebooks' kernels, GPU workers. Without that, SIGTERM ends pytest at once and leaves them all running. A second
-SIGTERM ends the run at once. A run shared by xdist workers (``-n``) passes the SIGTERM on to its workers, each
-tears its own fixtures down and reports back, and the run ends once they have (exit status 143, as in one
-process); a worker ignores any later SIGTERM (one sent to the whole process group reaches it twice).
+SIGTERM ends the run at once. A shared run passes the SIGTERM on to its workers, each tears its own fixtures down
+and reports back, and the run ends once they have (exit status 143, as in one process); a worker ignores any
+later SIGTERM (one sent to the whole process group reaches it twice).
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ import threading
 
 import pytest
 
+#: Worker processes of a run where pytest-xdist is installed, unless ``-n`` says otherwise.
+WORKERS = 2
 #: The process ids of this run's xdist workers (none in a worker, none in a run that is not shared).
 _worker_pids: list[int] = []
 #: This process's session, whether it is an xdist worker, and the signal that stopped it (if one did).
@@ -32,6 +41,10 @@ def pytest_configure(config: pytest.Config) -> None:
     _this["worker"] = hasattr(config, "workerinput")
     if hasattr(option, "nbval") and not (option.nbval or option.nbval_lax):
         option.nbval = True
+    if (getattr(option, "numprocesses", False) is None and option.dist == "no" and not _this["worker"]
+            and not option.usepdb and not option.trace and option.capture != "no"):
+        option.numprocesses, option.tx, option.dist = WORKERS, ["popen"] * WORKERS, "loadscope"
+        option.loadscopereorder = False  # collection order: the long browser tests first
 
 
 @pytest.hookimpl(optionalhook=True)
