@@ -1,4 +1,5 @@
-"""One real JupyterLab for the browser tests: a fresh server on 127.0.0.1 serving a copy of the tutorials.
+"""One real JupyterLab for the browser tests: a fresh server on 127.0.0.1 serving a copy of the tutorials (one per
+xdist worker that runs browser tests, each on its own port, folders and log).
 
 Each test's kernels are shut down after it, and the server with any kernel left when the session ends, also when
 the run is stopped by SIGTERM (the root ``conftest.py``).
@@ -29,6 +30,12 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _worker_suffix() -> str:
+    """``-gw0``, ``-gw1``, ... in an xdist worker (each worker runs a server of its own), else nothing."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return f"-{worker}" if worker else ""
 
 
 def _labextension(data: Path) -> None:
@@ -80,9 +87,10 @@ def lab(tmp_path_factory):
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     port = _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
-    log = (ARTIFACTS / "lab-server.log").open("w")
+    log = (ARTIFACTS / f"lab-server{_worker_suffix()}.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
-                             f"--port={port}", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
+                             f"--port={port}", "--ServerApp.port_retries=0",  # never another worker's server
+                             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
                              "--allow-root", "--LabApp.expose_app_in_browser=True"],
                             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -96,7 +104,7 @@ def lab(tmp_path_factory):
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"jupyter lab did not start; see {ARTIFACTS / 'lab-server.log'}")
+                pytest.fail(f"jupyter lab did not start; see {log.name}")
             time.sleep(0.5)
         yield url
     finally:
