@@ -51,11 +51,21 @@ def _put_notebook(lab: str, name: str) -> None:
     urllib.request.urlopen(request, timeout=30).close()
 
 
+#: How long a part may take to settle after the window is resized (Lab's panels, then the views, lay out again;
+#: on a loaded machine that takes longer than on an idle one). A part that still does not fit after this does not fit.
+SETTLE_MS = 6_000
+
+
 def _check(page, selector: str, name: str, width: int) -> list[str]:
     page.locator(selector).first.scroll_into_view_if_needed()
-    page.wait_for_timeout(500)
+    waited, found = 0, []
+    while waited <= SETTLE_MS:
+        page.wait_for_timeout(500)
+        waited += 500
+        found = [*overflowing(page, selector), *small_text(page.locator(selector))]  # and no chart text under 11 px
+        if not found:
+            break
     page.locator(selector).first.screenshot(path=str(ARTIFACTS / f"layout-{name}-{width}.png"))
-    found = [*overflowing(page, selector), *small_text(page.locator(selector))]  # and no chart text under 11 px
     return [f"{width} {name}: {p}" for p in dict.fromkeys(found)]
 
 
