@@ -82,7 +82,8 @@ def test_random_studio_sessions_always_show_a_fresh_check_of_their_design(kernel
             assert isinstance(shown, Verdict)
             assert shown.design is not None and shown.design.to_dict() == studio.design.to_dict(), a
             fresh = tslab.check(studio.design)
-            assert (shown.status, shown.smem_used) == (fresh.status, fresh.smem_used), a
+            assert (shown.status, shown.smem_used) == (fresh.status, fresh.smem_used), (a, [str(e) for e in
+                                                                                        shown.errors])
             assert studio.history[studio.history.current].to_dict() == studio.design.to_dict()
     finally:
         studio.close()

@@ -8,7 +8,6 @@ reported (as a warning we collect) instead of only the first; the exhaustive che
 from __future__ import annotations
 
 import re
-import threading
 import time
 import warnings
 from typing import Any
@@ -23,6 +22,7 @@ from .checker import STRATEGIES, CheckerResult, run_checker
 from .output import captured_stdout
 from .replay import lingering_notes, trace_from_result
 from .tables import LAYOUT_COLUMNS, SCHEDULE_COLUMNS, alias_savings, layout_table, schedule_table, task_rows
+from .ts_lock import TS_LOCK
 from .verdict import Verdict
 
 _CHECK_KINDS = {
@@ -54,7 +54,7 @@ _CHECK_HINTS = {
     "_verify_tmem_capacity": "fewer accumulator stages or narrower tiles (columns = stages x tile width), or alias "
                              "TMEM buffers whose lifetimes do not overlap",
 }
-_CHECK_LOCK = threading.RLock()
+_CHECK_LOCK = TS_LOCK
 _WARNING = re.compile(r"TS validation \((?P<check>\w+)\): (?P<msg>.*)", re.S)
 
 

@@ -20,6 +20,7 @@ from .blueprint import Blueprint, Lowered, lower
 from .registry import kernel_module
 from .schema import validate_design_document
 from .steps import Step, normalize_steps, steps_from_task
+from .ts_lock import TS_LOCK
 
 FORMAT_VERSION = 1
 CUSTOM = "custom"
@@ -295,6 +296,10 @@ class Design:
     # -- lowering and introspection ------------------------------------------------------------------
     def blueprint(self) -> Blueprint:
         """Fresh TS objects for this design's kernel, before overrides."""
+        with TS_LOCK:
+            return self._build()
+
+    def _build(self) -> Blueprint:
         if self.is_captured:
             return self._source.blueprint(self._edits())
         if self._source is not None:
@@ -310,8 +315,9 @@ class Design:
 
     def lower(self) -> Lowered:
         """Fresh TS objects with this design's overrides applied and memory laid out."""
-        return lower(self.blueprint(), pipelines=self._pipelines, schedules=self._schedules,
-                     alias_groups=self._alias_groups)
+        with TS_LOCK:
+            return lower(self.blueprint(), pipelines=self._pipelines, schedules=self._schedules,
+                         alias_groups=self._alias_groups)
 
     def _info(self) -> dict[str, Any]:
         if "info" not in self._cache:
