@@ -54,7 +54,8 @@ def kernel(row_copy):
 
 
 def _children() -> list[int]:
-    """This process's live children, but multiprocessing's resource tracker (it lives as long as we do)."""
+    """This process's live children, but those that live as long as it does: multiprocessing's resource tracker
+    and the capture's fork servers (the ``kernel`` fixture's capture starts one)."""
     me = str(os.getpid())
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -65,7 +66,8 @@ def _children() -> list[int]:
                 command = fh.read().decode(errors="replace")
         except OSError:
             continue
-        if fields[1] == me and fields[0] != "Z" and "resource_tracker" not in command:
+        if fields[1] == me and fields[0] != "Z" and not any(
+                lifelong in command for lifelong in ("resource_tracker", "tslab.capture.server")):
             out.append(int(pid))
     return out
 
