@@ -29,3 +29,33 @@ def test_the_tour_shows_the_studio_and_ends_on_where_to_go_next():
     assert NOTEBOOKS[0].name == "00_tour.ipynb"
     assert any(c.cell_type == "code" and "Studio(" in c.source for c in cells)
     assert cells[-1].cell_type == "markdown" and "(01_pipelines.ipynb)" in cells[-1].source
+
+
+#: Characters of a markdown code block that fit one line in JupyterLab at a 1000 px window with the file browser
+#: open; a longer line wraps mid-diagram (Lab wraps a rendered markdown ``pre``), which is hard to read.
+PRE_COLUMNS = 56
+
+
+def _preformatted(source: str) -> list[str]:
+    """The lines of a markdown cell's code blocks: fenced, or indented by four spaces after a blank line."""
+    lines, found, fenced, indented = source.split("\n"), [], False, False
+    for i, line in enumerate(lines):
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        indented = line.startswith("    ") and (indented or i == 0 or lines[i - 1] == "")
+        if fenced or indented:
+            found.append(line)
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_code_blocks_in_the_text_fit_a_1000_px_window(path):
+    wide = [(i, line) for i, cell in enumerate(_read(path).cells) if cell.cell_type == "markdown"
+            for line in _preformatted(cell.source) if len(line) > PRE_COLUMNS]
+    assert not wide, f"{path.name}: markdown code lines over {PRE_COLUMNS} columns (cell, line): {wide[:3]}"
+
+
+def test_the_code_block_finder_sees_both_kinds():
+    text = "intro\n\n    indented one\n\n    indented two\nprose\n```\nfenced\n```\n    not after a blank"
+    assert _preformatted(text) == ["    indented one", "    indented two", "fenced"]
