@@ -1,7 +1,10 @@
-"""The README's Python blocks run as written, in order, in one fresh Python session."""
+"""The README's Python blocks run as written, in order, in one fresh Python session: pasted line by line into the
+interactive interpreter, as a newcomer does (there a compound statement ends only at a blank line, and a line
+that follows it unindented is a SyntaxError that ``python -c`` would not show)."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -22,11 +25,29 @@ def test_readme_has_the_documented_blocks():
     assert "Studio" in blocks[1] and "ReplayPlayer" in blocks[2] and "gpu.compile" in blocks[3]
 
 
+#: Pastes the blocks (JSON on stdin) into one interactive console, a blank line after each, and exits 1 if a
+#: line raised or did not parse (the console itself prints the error and goes on, as the interpreter does).
+PASTE = """
+import code, json, sys
+failed = []
+class Console(code.InteractiveConsole):
+    def showsyntaxerror(self, filename=None, **kwargs):
+        failed.append(self.line); super().showsyntaxerror(filename, **kwargs)
+    def showtraceback(self):
+        failed.append(self.line); super().showtraceback()
+console = Console()
+for block in json.load(sys.stdin):
+    for console.line in [*block.splitlines(), ""]:
+        console.push(console.line)
+sys.exit(f"lines that failed: {failed}" if failed else 0)
+"""
+
+
 def test_readme_blocks_run_in_order_in_one_session(tmp_path):
-    # One script, so names flow from block to block as they would in one notebook or REPL session.
-    script = "\n".join(f"# --- README block {i}\n{code}" for i, code in enumerate(python_blocks(), 1))
+    # One interpreter session, so names flow from block to block as they would in a REPL or a notebook.
     out = subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", PASTE],
+        input=json.dumps(python_blocks()),
         capture_output=True,
         text=True,
         timeout=600,
