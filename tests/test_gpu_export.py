@@ -42,7 +42,7 @@ def exported(tmp_path_factory):
 
 def test_package_files(exported):
     names = {p.name for p in exported.iterdir()}
-    assert {"__init__.py", "kernel.o", "kernel.h", "design.json", "VERDICT.txt", "test_kernel.py"} <= names
+    assert {"__init__.py", "_runtime.py", "kernel.o", "design.json", "VERDICT.txt", "test_kernel.py"} <= names
     meta = json.loads((exported / "design.json").read_text())
     assert (
         meta["arch"] == "sm_90a" and meta["shape"] == [1024, 2048] and meta["design"]["params"]["stages"] == 2
@@ -129,7 +129,7 @@ def test_gemm_package_loads_without_tslab_and_names_the_shape_rule(exported_gemm
     code = LOADER.format(name=exported_gemm.name) + textwrap.dedent("""
         for shape in [(128, 100, 64), (0, 64, 64), (128, 64)]:
             try:
-                kernel._check_shape("(M, N, K)", shape)
+                kernel._PACKAGE.check_shape("(M, N, K)", shape)
             except kernel.ExportedKernelError as exc:
                 print(exc)
     """)
@@ -149,7 +149,8 @@ def test_gemm_package_loads_without_tslab_and_names_the_shape_rule(exported_gemm
 def test_a_gemm_package_of_one_design_is_a_dispatch_of_one_rule(exported_gemm):
     meta = json.loads((exported_gemm / "design.json").read_text())
     assert list(meta) == ["kernel", "kind", "arch", "dynamic", "shape", "shape_rules", "tensor_divisibility", "dtype",
-                          "sms", "launch", "design", "edits", "verdict", "trip_counts_checked", "checked_beyond_ts"]
+                          "sms", "launch", "design", "edits", "verdict", "trip_counts_checked", "checked_beyond_ts",
+                          "about", "self_test", "runtime"]
     code = LOADER.format(name=exported_gemm.name) + textwrap.dedent("""
         print(kernel.DISPATCH, kernel.design_for(1) is kernel.design_for(10**6) is kernel.DESIGNS[0],
               kernel.DESIGNS[0]["object"], kernel.DESIGNS[0]["design"] == kernel.META["design"])

@@ -29,20 +29,28 @@ UPSTREAM_DEPRECATIONS = (r"Migrated to examples/CuTeDSL/helpers/static_persisten
                          r"FastDivmodDivisor is deprecated")
 
 
-def compile_target(t: Target, sms: int, options: str) -> Any:
+def compile_target(t: Target, sms: int, options: str, *, tvm_ffi: bool = False) -> Any:
     """``cute.compile`` of the target's kernel with fake tensors, its edits applied at TaskManager construction.
 
-    Every compile of a target goes through here, so what runs is the design as edited and checked.
+    Every compile of a target goes through here, so what runs is the design as edited and checked. ``tvm_ffi``:
+    compiled with CuTe DSL's TVM FFI (what an exported package holds), a function that takes torch tensors and
+    launches on the caller's current stream (the stream is no argument), checking the tensors as its fakes promised.
     """
     from cutlass import cute
 
     arch = re.search(r"--gpu-arch (\S+)", options)
     if arch is not None:
         require_kernel_arch(t.kernel, arch.group(1), "compile")
+    args = fake_args(t)
+    if tvm_ffi:
+        from cutlass.cute.runtime import make_fake_stream
+
+        args = (*args[:-1], make_fake_stream(use_tvm_ffi_env_stream=True))
+        options += " --enable-tvm-ffi"
     with t.edits_applied(), warnings.catch_warnings():
         for message in UPSTREAM_DEPRECATIONS:
             warnings.filterwarnings("ignore", message=message, category=DeprecationWarning)
-        return cute.compile(t.launcher.launch, *fake_args(t), *t.launch_constants(sms), options=options)
+        return cute.compile(t.launcher.launch, *args, *t.launch_constants(sms), options=options)
 
 
 def fake_args(t: Target) -> tuple:
@@ -152,11 +160,11 @@ def compile_job(target: dict[str, Any], arch: str, sms: int) -> dict[str, Any]:
 
 
 def export_job(target: dict[str, Any], arch: str, sms: int, directory: str, prefix: str) -> dict[str, Any]:
-    """A worker job: compile for ``arch`` and write ``<prefix>.h`` and ``<prefix>.o`` into ``directory``."""
-    preload_runtime()
+    """A worker job: compile for ``arch`` with the TVM FFI and write ``<prefix>.o`` into ``directory``, its one
+    function named ``prefix``."""
     t = Target.from_dict(target)
-    fn = compile_target(t, sms, _options(arch, False))
-    fn.export_to_c(file_path=directory, file_name=prefix, function_prefix=prefix)
+    fn = compile_target(t, sms, _options(arch, False), tvm_ffi=True)
+    fn.export_to_c(os.path.join(directory, f"{prefix}.o"), function_name=prefix)
     marks = tensor_marks(t)
     # A None mark: an argument that is not a tensor (attention's scale), passed to the kernel as it is.
     return {"files": sorted(os.listdir(directory)),

@@ -2,8 +2,10 @@
 :class:`~tslab.core.dispatch.Dispatch` several compiled designs of one GEMM and the rule that picks one by M; for a
 kernel whose rules name ``variants`` (attention's ``causal``) the design compiled once per value, picked per call.
 
-The package needs only nvidia-cutlass-dsl's runtime (no tslab, no recompilation): it loads the exported
-object with ``cutlass.cute.runtime.load_module`` and checks arch, shapes and dtypes before each launch. Kernels
+The package needs only nvidia-cutlass-dsl's runtime and apache-tvm-ffi (no tslab, no recompilation): each object is
+compiled with CuTe DSL's TVM FFI, loaded once per process with ``cutlass.cute.runtime.load_module`` and called with
+torch tensors on the caller's stream; its code is :mod:`tslab.exported`'s module for its kind, copied verbatim, and
+what that code reads (the designs, their rules and verdicts, the self-test's problems) is ``design.json``. Kernels
 that compile with runtime extents are exported once for every shape they accept (unless ``shape=`` asks for
 one); their loop trip counts are then runtime values, so the design is checked at every trip count from 1 to
 ``2 * stages + 1`` (a pipeline's phase pattern repeats every ``2 * stages`` trips) and VERDICT.txt says so.
@@ -16,10 +18,11 @@ import dataclasses
 import json
 import keyword
 import shutil
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..compiling import templates
+from .. import exported
 from ..compiling.targets import Target, require_arch, resolve, shape_rules
 from ..core.design import Design
 from ..core.dispatch import Dispatch
@@ -99,9 +102,10 @@ def export(
     else:
         checked = [_checked(design, shape, dtype, launch, force)]
     kind = checked[0].target.rules.package
-    if kind not in templates.KINDS:
-        raise GpuError(f"export of '{checked[0].target.kernel}': its package kind {kind!r} has no template yet (tslab "
-                       f"writes {', '.join(templates.KINDS)} packages); compile it with tslab.gpu.compile meanwhile")
+    if kind not in exported.KINDS:
+        raise GpuError(f"export of '{checked[0].target.kernel}': its package kind {kind!r} has no package code yet "
+                       f"(tslab writes {', '.join(exported.KINDS)} packages); compile it with tslab.gpu.compile "
+                       "meanwhile")
     sms = sms or DEFAULT_SMS.get(arch, 132)
     # One object per design: kernel.o for a single design, kernel_0.o, kernel_1.o ... for a dispatch or variants.
     prefixes = ["kernel"] if dispatch is None and variants is None else [f"kernel_{i}" for i in range(len(checked))]
@@ -195,7 +199,7 @@ def _head(target: Target, arch: str) -> dict[str, Any]:
 
 
 def _write_single(out: Path, c: _Checked, job: dict[str, Any], arch: str, sms: int) -> None:
-    """design.json, VERDICT.txt, __init__.py and test_kernel.py of a package of one design."""
+    """design.json, VERDICT.txt and the package's code, for a package of one design."""
     target = c.target
     meta = {
         **_head(target, arch),
@@ -207,14 +211,13 @@ def _write_single(out: Path, c: _Checked, job: dict[str, Any], arch: str, sms: i
         "launch": target.launch,
         **c.record(),
     }
+    examples = [target.shape] if not target.dynamic else _examples(target)
+    rules = meta["shape_rules"]["text"] if target.dynamic else f"{tuple(target.shape)} only"
+    about = {"rules": rules, **({"designs": "one, for every M"} if target.rules.package == "gemm" else {})}
+    meta.update(_package_data(about=about, examples=examples))
     (out / "design.json").write_text(json.dumps(meta, indent=2) + "\n")
     (out / "VERDICT.txt").write_text(_verdict_text(c.verdict, c.trip_checks, meta["checked_beyond_ts"]) + "\n")
-    examples = [target.shape] if not target.dynamic else _examples(target)
-    (out / "__init__.py").write_text(templates.package_init(
-        target.rules.package, name=out.name, kernel=target.kernel, arch=arch, dtype=target.dtype,
-        rules=meta["shape_rules"]["text"] if target.dynamic else f"{tuple(target.shape)} only",
-        example=repr(examples[0]), designs="one, for every M"))
-    (out / "test_kernel.py").write_text(templates.package_test(out.name, examples))
+    _write_code(out, target.rules.package)
 
 
 def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs: list[dict[str, Any]],
@@ -222,20 +225,18 @@ def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs
     """The same files for a dispatch: one design.json entry and one VERDICT.txt section per design."""
     first = checked[0].target
     entries = _entries(checked, jobs, prefixes)
-    choice = {"dispatch": {"key": dispatch.key,
-                           "rules": [{"max_m": bound, "design": i} for i, (bound, _) in enumerate(dispatch.rules)]}}
-    _write_several(out, checked, entries, arch, sms, choice, dispatch.ranges(), dispatch.text())
     # M on both sides of each bound (the last range starts at the last bound + 1), with ragged N and K.
     ragged = _examples(first)[1]
     ms = sorted({1, *(m for bound, _ in dispatch.rules[:-1] for m in (bound, bound + 1))})
     examples = [(m, *ragged[1:]) for m in ms] + [tuple(first.shape)]
-    rules = " or ".join(dict.fromkeys(entry["shape_rules"]["text"] for entry in entries))
     designs = ", ".join(f"{span} design {i}" for i, span in enumerate(dispatch.ranges()))
-    (out / "__init__.py").write_text(templates.package_init(
-        first.rules.package, name=out.name, kernel=first.kernel, arch=arch, dtype=first.dtype, rules=rules,
-        example=repr(examples[-1]), designs=f"{len(entries)}, one per launch by M: {designs} (design_for(m))"))
-    (out / "test_kernel.py").write_text(templates.package_test(
-        out.name, examples, picks=[(m, dispatch.pick((m,))[0]) for m in ms]))
+    choice = {"dispatch": {"key": dispatch.key,
+                           "rules": [{"max_m": bound, "design": i} for i, (bound, _) in enumerate(dispatch.rules)]}}
+    package = _package_data(about={"rules": " or ".join(dict.fromkeys(e["shape_rules"]["text"] for e in entries)),
+                                   "designs": f"{len(entries)}, one per launch by M: {designs} (design_for(m))"},
+                            examples=examples, picks=[(m, dispatch.pick((m,))[0]) for m in ms])
+    _write_several(out, checked, entries, arch, sms, choice, package, dispatch.ranges(), dispatch.text())
+    _write_code(out, first.rules.package)
 
 
 def _write_variants(out: Path, param: str, checked: list[_Checked], jobs: list[dict[str, Any]], prefixes: list[str],
@@ -247,15 +248,41 @@ def _write_variants(out: Path, param: str, checked: list[_Checked], jobs: list[d
     labels = [f"{param}={value!r}" for value in values]
     preface = (f"{first.kernel}: {len(entries)} designs, one per value of {param} ({', '.join(labels)}), each "
                f"compiled into its own object; a call picks one by its {param} argument.")
-    _write_several(out, checked, entries, arch, sms, {"variants": {"param": param, "values": values}}, labels,
-                   preface)
     designs = ", ".join(f"{label} design {i} ({entry['object']})"
                         for i, (label, entry) in enumerate(zip(labels, entries, strict=True)))
-    (out / "__init__.py").write_text(templates.package_init(
-        first.rules.package, params=first.params, choices=first.rules.choices, name=out.name, kernel=first.kernel,
-        arch=arch, dtype=first.dtype, rules=entries[0]["shape_rules"]["text"],
-        designs=f"{len(entries)}, one per call by {param}: {designs} (design_for({param}))"))
-    (out / "test_kernel.py").write_text(templates.package_test(out.name, kind=first.rules.package))
+    about = {"rules": entries[0]["shape_rules"]["text"],
+             "designs": f"{len(entries)}, one per call by {param}: {designs} (design_for({param}))",
+             "head_dims": list(first.rules.choices.get("head_dim", ()))}
+    choice = {"variants": {"param": param, "values": values}}
+    package = _package_data(about=about, examples=ATTENTION_EXAMPLES)
+    _write_several(out, checked, entries, arch, sms, choice, package, labels, preface)
+    _write_code(out, first.rules.package)
+
+
+#: Problems an attention package's own test runs: (batch, seqlen_q, seqlen_k, heads, heads_kv).
+ATTENTION_EXAMPLES = [(1, 128, 128, 2, 2), (2, 1000, 777, 4, 1), (1, 1, 300, 8, 2), (3, 77, 300, 8, 8),
+                      (2, 513, 129, 8, 2)]
+
+
+def _package_data(about: dict[str, Any], examples: list[tuple[int, ...]],
+                  picks: list[tuple[int, int]] | None = None) -> dict[str, Any]:
+    """What design.json holds for the package's code beside the designs: ``about`` (its docstring's shapes and
+    designs, in words), ``self_test`` (the problems test_kernel.py runs, and for a dispatch which design each M
+    picks) and ``runtime`` (the versions it was exported with, for the fix when one is missing)."""
+    test: dict[str, Any] = {"examples": [list(shape) for shape in examples]}
+    if picks is not None:
+        test["picks"] = [list(pick) for pick in picks]
+    return {"about": about, "self_test": test,
+            "runtime": {name: metadata.version(name) for name in ("nvidia-cutlass-dsl", "apache-tvm-ffi")}}
+
+
+def _write_code(out: Path, kind: str) -> None:
+    """The package's code: :mod:`tslab.exported`'s module for ``kind`` as ``__init__.py``, the runtime every kind
+    shares, and the kind's self-test as ``test_kernel.py``, each copied verbatim."""
+    code = Path(exported.__file__).resolve().parent
+    for source, name in ((f"{kind}.py", "__init__.py"), ("_runtime.py", "_runtime.py"),
+                         (f"selftest_{kind}.py", "test_kernel.py")):
+        shutil.copyfile(code / source, out / name)
 
 
 def _entries(checked: list[_Checked], jobs: list[dict[str, Any]], prefixes: list[str]) -> list[dict[str, Any]]:
@@ -266,12 +293,13 @@ def _entries(checked: list[_Checked], jobs: list[dict[str, Any]], prefixes: list
 
 
 def _write_several(out: Path, checked: list[_Checked], entries: list[dict[str, Any]], arch: str, sms: int,
-                   choice: dict[str, Any], headings: list[str], preface: str) -> None:
+                   choice: dict[str, Any], package: dict[str, Any], headings: list[str], preface: str) -> None:
     """design.json and VERDICT.txt of a package of several designs: ``choice`` is how a launch picks one
-    (design.json's "dispatch" or "variants"); VERDICT.txt has ``preface``, then each verdict under its heading."""
+    (design.json's "dispatch" or "variants"), ``package`` what its code reads beside the designs; VERDICT.txt has
+    ``preface``, then each verdict under its heading."""
     first = checked[0].target
     meta = {**_head(first, arch), "dtype": first.dtype, "sms": sms, "launch": first.launch, **choice,
-            "designs": entries}
+            "designs": entries, **package}
     (out / "design.json").write_text(json.dumps(meta, indent=2) + "\n")
     sections = [preface]
     for i, (heading, c, entry) in enumerate(zip(headings, checked, entries, strict=True)):
