@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 
 import pytest
 
@@ -207,6 +208,47 @@ eager = block(q, k, v)
 results["compiled_as_eager"] = all(torch.equal(a, b) for a, b in zip(compiled, eager))
 o, lse = op(q, k, v, causal=True)
 record(["torch.ops", True], q, k, v, o, lse, True, 1 / math.sqrt(d))
+
+# CUDA graphs, the caller's stream, two threads (tests/package_calls.py, which imports no tslab)
+sys.path.insert(0, sys.argv[3])
+from package_calls import graph_replay_equals_eager, launches_on, two_threads_on_two_streams
+
+q, k, v = inputs(2, 1000, 777, 8, 2)
+for causal in (False, True):
+    o, lse = torch.empty_like(q), torch.empty((2, 8, 1000), device="cuda")
+    results[f"graph causal={causal}"] = graph_replay_equals_eager(
+        lambda: kernel.run(q, k, v, o, lse, causal=causal), [o, lse])
+held = {}
+
+
+def allocate():  # attention() allocates o and lse from the graph's pool during capture
+    held["o"], held["lse"] = kernel.attention(q, k, v, causal=True)
+
+
+allocate()
+eager = [held["o"].clone(), held["lse"].clone()]
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    allocate()
+held["o"].fill_(-7)
+graph.replay()
+torch.cuda.synchronize()
+results["graph of attention()"] = torch.equal(held["o"], eager[0]) and torch.equal(held["lse"], eager[1])
+big = inputs(4, 2048, 2048, 8, 8)
+o_big, lse_big = torch.empty_like(big[0]), torch.empty((4, 8, 2048), device="cuda")
+results["streams"] = launches_on(lambda stream: kernel.run(*big, o_big, lse_big, stream=stream), o_big)
+problems = [inputs(1, 300, 500, 4, 2) for _ in range(2)]
+wants = [kernel.attention(*p, causal=True) for p in problems]
+outs = [(torch.empty_like(w[0]), torch.empty_like(w[1])) for w in wants]
+
+
+def threaded(thread):
+    kernel.run(*problems[thread], *outs[thread], causal=True)
+    return torch.cat([outs[thread][0].flatten().float(), outs[thread][1].flatten()]), torch.cat(
+        [wants[thread][0].flatten().float(), wants[thread][1].flatten()])
+
+
+results["threads"] = two_threads_on_two_streams(threaded)
 results["tslab_imported"] = any(m == "tslab" or m.startswith("tslab.") for m in sys.modules)
 print(json.dumps(results))
 '''
@@ -226,8 +268,9 @@ def test_exported_package_runs_in_a_fresh_process_without_tslab(tmp_path):
     out = export(attn.design(), tmp_path / "tslab_attention_gpu_pkg")
     shapes = [(1, 128, 128, 1, 1), (3, 77, 300, 8, 2), (2, 513, 129, 4, 1), (1, 1, 777, 8, 1), (2, 1000, 1000, 4, 4)]
     script = f"SHAPES = {shapes!r}\n\n" + inspect.getsource(reference) + PACKAGE_SCRIPT
-    ran = subprocess.run([sys.executable, "-c", script, str(out.parent), out.name], capture_output=True, text=True,
-                         timeout=900, check=False, cwd=tmp_path)
+    tests = str(Path(__file__).resolve().parent)
+    ran = subprocess.run([sys.executable, "-c", script, str(out.parent), out.name, tests], capture_output=True,
+                         text=True, timeout=900, check=False, cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr[-3000:]
     results = json.loads(ran.stdout.strip().splitlines()[-1])
     assert not results["tslab_imported"]
@@ -241,3 +284,6 @@ def test_exported_package_runs_in_a_fresh_process_without_tslab(tmp_path):
     assert refusals["dtype"].startswith("k: dtype float16 != bfloat16")
     assert refusals["heads"].startswith("k: shape (2, 500, 2, 128): q's heads=3 is not a multiple of heads_kv=2")
     assert refusals["backward"].startswith(f"torch.ops.{out.name}.attention: forward only")
+    assert results["graph causal=False"] and results["graph causal=True"] and results["graph of attention()"]
+    assert results["streams"] == {"waited_for_its_stream": True, "written_after": True}
+    assert results["threads"] == [True, True]

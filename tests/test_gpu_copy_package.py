@@ -62,3 +62,52 @@ def test_custom_op_inside_torch_compile(package):
     x = (torch.randn(shape, device="cuda") * 10).to(getattr(torch, module.DTYPE))
     out = torch.compile(lambda t: op(t) + 1, fullgraph=True)(x)
     assert torch.equal(out, x + 1)
+
+
+def test_a_cuda_graph_replays_the_call_as_eager(package):
+    import torch
+    from package_calls import graph_replay_equals_eager
+
+    kernel, module = package
+    src = (torch.randn(CASES[kernel][1], device="cuda") * 100).to(getattr(torch, module.DTYPE))
+    dst = torch.empty_like(src)
+    assert graph_replay_equals_eager(lambda: module.run(src, dst), [dst])
+    assert torch.equal(dst, src)
+
+
+@pytest.mark.parametrize("how", ["stream=", "current stream"])
+def test_the_call_launches_on_the_callers_stream(package, how):
+    import torch
+    from package_calls import launches_on
+
+    kernel, module = package
+    src = (torch.randn(CASES[kernel][0], device="cuda") * 100).to(getattr(torch, module.DTYPE))
+    dst = torch.empty_like(src)
+
+    def call(stream):
+        if how == "stream=":
+            module.run(src, dst, stream=stream)
+        else:
+            with torch.cuda.stream(stream):
+                module.run(src, dst)
+
+    assert launches_on(call, dst) == {"waited_for_its_stream": True, "written_after": True}
+    assert torch.equal(dst, src)
+
+
+def test_two_threads_on_two_streams_each_get_their_copies(package):
+    import torch
+    from package_calls import two_threads_on_two_streams
+
+    kernel, module = package
+    dtype = getattr(torch, module.DTYPE)
+    srcs = [(torch.randn(CASES[kernel][3], device="cuda") * 100).to(dtype) for _ in range(2)]
+    dsts = [torch.empty_like(s) for s in srcs]
+    torch.cuda.synchronize()
+
+    def call(thread):
+        dsts[thread].fill_(-7)
+        module.run(srcs[thread], dsts[thread])
+        return dsts[thread], srcs[thread]
+
+    assert two_threads_on_two_streams(call) == [True, True]

@@ -54,13 +54,13 @@ def test_each_m_launches_its_design_and_matches_the_reference(package, monkeypat
     index, design = tuned(dtype).pick((m, n, k))
     assert pkg.design_for(m) is pkg.DESIGNS[index] and pkg.DESIGNS[index]["design"] == design.to_dict()
     launched = []
-    load = pkg.load
 
-    def spy(i: int = 0):
-        launched.append(i)
-        return load(i)
+    def spy(i: int):
+        fn = pkg.load(i)
+        return lambda *args: launched.append(i) or fn(*args)
 
-    monkeypatch.setattr(pkg, "load", spy)
+    # A call takes each design's function from _FUNCTIONS (loaded once); spies there see which one it launches.
+    monkeypatch.setattr(pkg, "_FUNCTIONS", {i: spy(i) for i in range(len(pkg.DESIGNS))})
     a, b, c = operands((m, n, k), TORCH_DTYPES[dtype], seed=m * 7 + n + k)
     pkg.run(a, b, c)
     torch.cuda.synchronize()
@@ -85,3 +85,22 @@ def test_the_torch_op_serves_every_range_inside_torch_compile(package):
         for c in (op(a, b), compiled(a, b)):
             torch.cuda.synchronize()
             _checked(a, b, c, TORCH_DTYPES[dtype])
+
+
+def test_one_cuda_graph_replays_a_launch_of_every_range_as_eager(package):
+
+    from package_calls import graph_replay_equals_eager
+
+    from tslab.gpu.gemm_jobs import operands
+
+    dtype, pkg = package
+    problems = [operands((m, 1024, 520), TORCH_DTYPES[dtype], seed=m) for m in (64, 129, 193, 257, 321, 1000)]
+    assert len({pkg.DESIGNS.index(pkg.design_for(a.shape[0])) for a, _, _ in problems}) == len(pkg.DESIGNS)
+
+    def step():
+        for a, b, c in problems:
+            pkg.run(a, b, c)
+
+    assert graph_replay_equals_eager(step, [c for _, _, c in problems])
+    for a, b, c in problems:
+        _checked(a, b, c, TORCH_DTYPES[dtype])

@@ -101,3 +101,85 @@ def test_decode_preset_exports_with_its_cluster(tmp_path):
             assert ours <= 2 * theirs + 2.0**-11, ((m, n, k), ours, theirs)
     finally:
         sys.path.remove(str(out.parent))
+
+
+def test_a_cuda_graph_replays_gemm_and_run_as_eager(package):
+    import torch
+    from package_calls import graph_replay_equals_eager
+
+    a = torch.randn((300, 520), device="cuda", dtype=torch.float16)
+    b = torch.randn((1024, 520), device="cuda", dtype=torch.float16)
+    c = torch.empty((300, 1024), device="cuda", dtype=torch.float16)
+    assert graph_replay_equals_eager(lambda: package.run(a, b, c), [c])
+    held = {}
+
+    def allocate():  # gemm() allocates its output from the graph's pool during capture
+        held["c"] = package.gemm(a, b)
+
+    allocate()
+    torch.cuda.synchronize()
+    eager = held["c"].clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        allocate()
+    held["c"].fill_(-7)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(held["c"], eager) and torch.equal(eager, c)
+
+
+@pytest.mark.parametrize("how", ["stream=", "current stream"])
+def test_the_call_launches_on_the_callers_stream(package, how):
+    import torch
+    from package_calls import launches_on
+
+    a = torch.randn((4096, 4096), device="cuda", dtype=torch.float16)
+    b = torch.randn((4096, 4096), device="cuda", dtype=torch.float16)
+    c = torch.empty((4096, 4096), device="cuda", dtype=torch.float16)
+
+    def call(stream):
+        if how == "stream=":
+            package.run(a, b, c, stream=stream)
+        else:
+            with torch.cuda.stream(stream):
+                package.run(a, b, c)
+
+    assert launches_on(call, c) == {"waited_for_its_stream": True, "written_after": True}
+
+
+def test_two_threads_on_two_streams_each_get_their_products(package):
+    import torch
+    from package_calls import two_threads_on_two_streams
+
+    pairs = [(torch.randn((777, 1024), device="cuda", dtype=torch.float16),
+              torch.randn((2048, 1024), device="cuda", dtype=torch.float16)) for _ in range(2)]
+    wants = [package.gemm(a, b) for a, b in pairs]
+    outs = [torch.empty_like(w) for w in wants]
+    torch.cuda.synchronize()
+
+    def call(thread):
+        outs[thread].fill_(-7)
+        package.run(*pairs[thread], outs[thread])
+        return outs[thread], wants[thread]
+
+    assert two_threads_on_two_streams(call) == [True, True]
+
+
+def test_refusals_keep_their_names_and_fixes(package):
+    import torch
+
+    a = torch.randn((64, 128), device="cuda", dtype=torch.float16)
+    cases = [
+        ((a, a.float(), a.new_empty((64, 64))), "b: dtype torch.float32 != float16; convert it (.to(torch.float16))"),
+        ((a, a[:, :64].contiguous(), a.new_empty((64, 64))),
+         "b: shape (64, 64): b is N x K and must have a's K=128 columns"),
+        ((a, a, a.new_empty((64, 32))), "c: shape (64, 32) != (M, N) = (64, 64)"),
+        ((a.t(), a, a.new_empty((128, 64))), "a: must be a contiguous CUDA tensor aligned to 16 bytes"),
+        ((a.cpu(), a, a.new_empty((64, 64))), "a: must be a contiguous CUDA tensor aligned to 16 bytes"),
+        ((a[:, 1:121], a[:, :120].contiguous(), a.new_empty((64, 64))), "a: must be a contiguous CUDA tensor"),
+        ((a[:0], a, a.new_empty((0, 64))), "(M, N, K): shape (0, 64, 128): M = 0 is below 1"),
+    ]
+    for args, message in cases:
+        with pytest.raises(package.ExportedInputError) as caught:
+            package.run(*args)
+        assert str(caught.value).startswith(message), (str(caught.value), message)
