@@ -16,6 +16,11 @@ Peers (never dependencies of tslab; installed on the GPU machine from local whee
         [--causal no yes] [--peer fa4 --peer cudnn --peer flash] [--param NAME=VALUE] [--variant NAME=VALUE,...]
         [--json out.json]
 
+The exported package's own call (``package.run(q, k, v, o, lse, causal=..., scale=...)``: what a model calls) is
+timed in the same rounds on the same inputs, from the design's package exported into a temporary folder once per
+(dtype, head_dim) (``--no-package`` leaves it out); its kernel is the one timed as 'tslab', so ``pkg x tslab`` is
+what the package's Python costs.
+
 The table printed last gives each ratio to flash-attn-4 and to SDPA cuDNN, beside the issue's targets
 (>= 0.90x flash-attn-4 and >= 1.00x cuDNN at head_dim 128; >= 0.85x flash-attn-4 at head_dim 64).
 """
@@ -69,6 +74,7 @@ class Tslab:
     def __init__(self, params: dict[str, Any]) -> None:
         self.params = params
         self._fns: dict[tuple, Any] = {}
+        self._packages: dict[tuple, Any] = {}
 
     def design(self, dtype: str, head_dim: int, causal: bool) -> Any:
         from tslab.kernels import attention_sm90 as attn
@@ -91,8 +97,27 @@ class Tslab:
         return self._fns[key]
 
 
+    def package(self, dtype: str, head_dim: int) -> Any:
+        """The design's exported package (both values of causal), imported; exported once per (dtype, head_dim)."""
+        import importlib
+        import tempfile
+        from pathlib import Path
+
+        from tslab.gpu.export import export
+
+        key = (dtype, head_dim)
+        if key not in self._packages:
+            name = f"bench_attention_{dtype}_d{head_dim}_{id(self)}"
+            folder = Path(tempfile.mkdtemp(prefix="tslab-bench-"))
+            export(self.design(dtype, head_dim, False), folder / name)
+            sys.path.insert(0, str(folder))
+            self._packages[key] = importlib.import_module(name)
+        return self._packages[key]
+
+
 def contestants(tslab: Tslab, dtype: str, head_dim: int, causal: bool, shape: tuple[int, int, int],
-                peers: list[str], *, warmup: int, iterations: int) -> tuple[list[Any], dict[str, float]]:
+                peers: list[str], *, warmup: int, iterations: int,
+                package: bool = False) -> tuple[list[Any], dict[str, float]]:
     """The timed contestants on their own workspaces, each checked once; and each one's relative error."""
     import cutlass
     import torch
@@ -120,6 +145,8 @@ def contestants(tslab: Tslab, dtype: str, head_dim: int, causal: bool, shape: tu
     q, k, v, o, lse = sets[0]
     errors = {"tslab": check("tslab", q, k, v, o, lse, causal, scale)}
     out = [Contestant("tslab", fn, ws)]
+    if package:
+        out.append(package_contestant(tslab.package(dtype, head_dim), sets, causal, scale, errors))
     if "fa4" in peers:
         from flash_attn.cute import flash_attn_func
 
@@ -152,6 +179,23 @@ def contestants(tslab: Tslab, dtype: str, head_dim: int, causal: bool, shape: tu
     return out, errors
 
 
+def package_contestant(pkg: Any, sets: list[tuple], causal: bool, scale: float, errors: dict[str, float]) -> Any:
+    """The exported package's ``run()`` on the workspaces ``sets``, checked first (its error into ``errors``)."""
+    import torch
+
+    from tslab.gpu.timing import Contestant
+
+    def run(q: Any, k: Any, v: Any, o: Any, lse: Any) -> None:
+        pkg.run(q, k, v, o, lse, causal=causal, scale=scale)
+
+    q, k, v, o, lse = sets[0]
+    o.fill_(float("nan"))
+    run(q, k, v, o, lse)
+    torch.cuda.synchronize()
+    errors["package"] = check("package", q, k, v, o, lse, causal, scale)
+    return Contestant("package", run, sets)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dtypes", nargs="*", default=["bf16", "fp16"], choices=["bf16", "fp16"])
@@ -166,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--json", help="write every row here")
+    parser.add_argument("--no-package", action="store_true", help="leave the exported package's own call out")
     args = parser.parse_args(argv)
 
     import torch
@@ -187,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
                     row = {"dtype": dtype, "head_dim": head_dim, "causal": causal, "shape": shape, "params": params}
                     try:
                         entrants, errors = contestants(tslab, dtype, head_dim, causal, shape, args.peer,
-                                                       warmup=args.warmup, iterations=args.iterations)
+                                                       warmup=args.warmup, iterations=args.iterations,
+                                                       package=not args.no_package)
                         for label, variant in variants.items():
                             extra, err = contestants(variant, dtype, head_dim, causal, shape, [],
                                                      warmup=args.warmup, iterations=args.iterations)
@@ -226,8 +272,9 @@ def _params(items: list[str]) -> dict[str, Any]:
 
 def print_table(rows: list[dict[str, Any]], variants: list[str]) -> None:
     """Medians (TFLOP/s), ratios to flash-attn-4 and cuDNN, and whether the issue's targets are met."""
-    print(f"\n{'dtype':5} {'d':>3} {'causal':6} {'b,s,h':>12} {'tslab':>6} {'fa4':>6} {'cudnn':>6} {'flash':>6} "
-          f"{'x fa4':>6} {'x cudnn':>7} target" + "".join(f" {v[:14]:>14}" for v in variants))
+    print(f"\n{'dtype':5} {'d':>3} {'causal':6} {'b,s,h':>12} {'tslab':>6} {'pkg':>6} {'fa4':>6} {'cudnn':>6} "
+          f"{'flash':>6} {'x fa4':>6} {'x cudnn':>7} {'pkg x tslab':>11} {'pkg x fa4':>9} target"
+          + "".join(f" {v[:14]:>14}" for v in variants))
     for r in rows:
         head = f"{r['dtype']:5} {r['head_dim']:>3} {r['causal']!s:6} {','.join(map(str, r['shape'])):>12}"
         if "error" in r:
@@ -245,7 +292,11 @@ def print_table(rows: list[dict[str, Any]], variants: list[str]) -> None:
         fa4 = f"{ratios['fa4']:6.3f}" if "fa4" in ratios else f"{'-':>6}"
         cudnn = f"{ratios['cudnn']:7.3f}" if "cudnn" in ratios else f"{'-':>7}"
         extra = "".join(f" {r[f'variant:{v}']['median'] / r['tslab']['median']:13.3f}x" for v in variants)
-        print(f"{head} {med('tslab')} {med('fa4')} {med('cudnn')} {med('flash')} {fa4} {cudnn} {verdict}{extra}")
+        pkg = (f"{r['package']['median'] / r['tslab']['median']:11.3f} "
+               + (f"{r['package']['median'] / r['fa4']['median']:9.3f}" if "fa4" in r else f"{'-':>9}")
+               if "package" in r else f"{'-':>11} {'-':>9}")
+        print(f"{head} {med('tslab')} {med('package')} {med('fa4')} {med('cudnn')} {med('flash')} {fa4} {cudnn} "
+              f"{pkg} {verdict}{extra}")
 
 
 if __name__ == "__main__":

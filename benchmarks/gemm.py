@@ -13,6 +13,11 @@ tslab.
 design: for each shape the design the dispatch picks by M, compiled with runtime M, N, K as the package holds it
 (interleaved with ``torch.mm`` and the peers, as the default design is without it).
 
+The exported package's own call (``package.run(a, b, c)``: what a model calls) is timed in the same rounds on
+the same workspaces: the package of ``--tuned``'s dispatch, or of the design, exported into a temporary folder
+(``--no-package`` leaves it out). With ``--tuned`` its kernel is the one timed as 'tslab', so ``x tslab`` is what
+the package's Python costs.
+
 ``--peer quack`` also times quack-kernels 0.6.5 (Dao-AILab/quack, CuTe DSL; a local install on the GPU machine,
 never a dependency of tslab) in the same rounds as tslab and ``torch.mm``, on the same workspaces, each output
 checked first: for each shape the configs its autotuner found best on the H200 (``QUACK_CONFIGS``), the best of
@@ -137,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="time the dispatching export's pick for each shape (runtime M, N, K) as 'tslab'")
     parser.add_argument("--dynamic", action="store_true",
                         help="also time the kernel compiled with runtime M, N, K (what an export holds)")
+    parser.add_argument("--no-package", action="store_true", help="leave the exported package's own call out")
     args = parser.parse_args(argv)
 
     from tslab.compiling.targets import resolve
@@ -154,16 +160,15 @@ def main(argv: list[str] | None = None) -> int:
     for dtype in args.dtypes:
         short = "fp16" if dtype == "float16" else "bf16"
         design = gemm_sm90.design(**{**params, "dtype": short})
+        package = None if args.no_package else exported_package(design, tuned=args.tuned)
         for shape in shapes:
-            peers = quack_peers(shape) if "quack" in args.peer else {}
+            peers = {**(quack_peers(shape) if "quack" in args.peer else {}),
+                     **({PACKAGE: package.run} if package is not None else {})}
             target = _target(design, shape, dtype, tuned=args.tuned)
             row = _gemm_time(target, repeats=args.repeats, iterations=args.iterations,
                              warmup=args.warmup, baseline="torch", peers=peers)
             out = {"dtype": short, "shape": shape, "params": target.params if args.tuned else params,
-                   "tuned": args.tuned, "rel_error": row["rel_error"],
-                   "tslab": _tflops(flops(shape), row["kernel_us"]), "torch": _tflops(flops(shape), row["torch_us"])}
-            if peers:
-                out.update(_best_peer(row["peer_us"], flops(shape)))
+                   "tuned": args.tuned, **_rates(row, flops(shape))}
             if args.dynamic:
                 dynamic = dataclasses.replace(resolve(design, shape, dtype), dynamic=True)
                 row = _gemm_time(dynamic, repeats=args.repeats, iterations=args.iterations, warmup=args.warmup,
@@ -182,6 +187,39 @@ def main(argv: list[str] | None = None) -> int:
             json.dump(rows, fh, indent=1)
     _print_table(rows, list(variants))
     return 0
+
+
+def _rates(row: dict[str, Any], flop_count: int) -> dict[str, Any]:
+    """A timed row's TFLOP/s: tslab's compiled function, torch.mm, the package's own call, quack's best config."""
+    out = {"rel_error": row["rel_error"], "tslab": _tflops(flop_count, row["kernel_us"]),
+           "torch": _tflops(flop_count, row["torch_us"])}
+    peers = dict(row["peer_us"])
+    if PACKAGE in peers:
+        out["package"] = _tflops(flop_count, peers.pop(PACKAGE))
+    if peers:
+        out.update(_best_peer(peers, flop_count))
+    return out
+
+
+#: The exported package's own call among the peers.
+PACKAGE = "package run()"
+
+
+def exported_package(design: Any, *, tuned: bool) -> Any:
+    """The package a model would import, exported into a temporary folder: ``--tuned``'s dispatch for the design's
+    dtype, or the design itself."""
+    import importlib
+    import tempfile
+    from pathlib import Path
+
+    from tslab.gpu.export import export
+    from tslab.kernels.gemm_sm90_dispatch import tuned as tuned_dispatch
+
+    name = f"bench_gemm_{design.params['dtype']}" + ("_tuned" if tuned else "")
+    folder = Path(tempfile.mkdtemp(prefix="tslab-bench-"))
+    export(tuned_dispatch(design.params["dtype"]) if tuned else design, folder / name)
+    sys.path.insert(0, str(folder))
+    return importlib.import_module(name)
 
 
 def _target(design: Any, shape: tuple[int, int, int], dtype: str, *, tuned: bool) -> Any:
@@ -231,8 +269,9 @@ def _print_table(rows: list[dict[str, Any]], variants: list[str]) -> None:
     """The medians (p10-p90) and ratios of every row; then each variant against the default."""
     from tslab.gpu.gemm_jobs import H200_DENSE_PEAK_TFLOPS
 
-    print(f"\n{'dtype':5} {'M,N,K':>18} {'tslab':>14} {'dynamic':>14} {'torch.mm':>14} {'CuTe ex.':>14} "
-          f"{'quack':>14} {'x torch':>7} {'x CuTe':>7} {'x quack':>7} {'% peak':>6}")
+    print(f"\n{'dtype':5} {'M,N,K':>18} {'tslab':>14} {'package':>14} {'dynamic':>14} {'torch.mm':>14} "
+          f"{'CuTe ex.':>14} {'quack':>14} {'x torch':>7} {'x CuTe':>7} {'x quack':>7} {'% peak':>6} "
+          f"{'pkg x tslab':>11} {'pkg x torch':>11}")
     def cell(r: dict[str, Any], name: str) -> str:
         v = r.get(name)
         return f"{v['median']:6.0f} ({v['p10']:.0f}-{v['p90']:.0f})" if v else f"{'-':>14}"
@@ -242,11 +281,14 @@ def _print_table(rows: list[dict[str, Any]], variants: list[str]) -> None:
         vs_ex = f"{r['tslab']['median'] / ex['median']:7.3f}" if ex else f"{'-':>7}"
         quack = r.get("quack")
         vs_quack = f"{r['tslab']['median'] / quack['median']:7.3f}" if quack else f"{'-':>7}"
-        print(f"{r['dtype']:5} {','.join(map(str, r['shape'])):>18} {cell(r, 'tslab'):>14} "
+        pkg = r.get("package")
+        vs_pkg = (f"{pkg['median'] / r['tslab']['median']:11.3f} {pkg['median'] / r['torch']['median']:11.3f}"
+                  if pkg else f"{'-':>11} {'-':>11}")
+        print(f"{r['dtype']:5} {','.join(map(str, r['shape'])):>18} {cell(r, 'tslab'):>14} {cell(r, 'package'):>14} "
               f"{cell(r, 'tslab_dynamic'):>14} {cell(r, 'torch'):>14} "
               f"{cell(r, 'cute_example'):>14} {cell(r, 'quack'):>14} "
               f"{r['tslab']['median'] / r['torch']['median']:7.3f} {vs_ex} {vs_quack} "
-              f"{100 * r['tslab']['median'] / H200_DENSE_PEAK_TFLOPS:6.1f}")
+              f"{100 * r['tslab']['median'] / H200_DENSE_PEAK_TFLOPS:6.1f} {vs_pkg}")
         if quack:
             print(f"{'':24} quack best: {quack['config']} ({quack['median'] / r['torch']['median']:.3f}x torch)")
     for label in variants:
