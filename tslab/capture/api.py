@@ -11,21 +11,17 @@ with TS's own TaskManager and checker. A crash of the trace (an MLIR abort) ends
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import inspect
 import os
-import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..child import error_record
 from ..core.construction import Edits
 from ..core.design import Design
 from ..errors import DesignError, TslabError
-from .errors import user_frame
+from .kernel_files import import_kernel_file, kernel_module_name  # noqa: F401  (named here too)
 from .source import KernelSource, _frontend, _import_callable, arg_from_spec, remember
 from .tracing import (  # noqa: F401  (the capture's public result types live in tracing; named here too)
     CapturedManager,
@@ -155,39 +151,6 @@ def capture_file_all(path: str | os.PathLike[str], function: str, *args: Any, ar
     file = Path(path).expanduser().resolve()
     return capture_all(host_fn, *args, arch=arch, timeout=timeout, name=function,
                        _file=(file, file.read_text(), function), **kwargs)
-
-
-def import_kernel_file(path: str | os.PathLike[str]) -> Any:
-    """Import a kernel file by path (once per file content), with ``torch`` stood in for when absent."""
-    file = Path(path).expanduser().resolve()
-    if not file.is_file():
-        raise TslabError(f"kernel file '{path}': does not exist; pass the path of a .py file")
-    mod_name = kernel_module_name(file)
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    from ..fake import torch_stand_in
-
-    spec = importlib.util.spec_from_file_location(mod_name, file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = module
-    try:
-        with torch_stand_in():
-            spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[mod_name]
-        where = user_frame(error_record(exc)["frames"], str(file))
-        raise TslabError(f"kernel file '{path}': importing it failed{where}: "
-                         f"{type(exc).__name__}: {exc}") from None
-    return module
-
-
-def kernel_module_name(file: Path) -> str:
-    """The module name of a kernel file imported by path: its stem and a digest of its content (a changed file is
-    another module)."""
-    digest = hashlib.sha1(file.read_bytes()).hexdigest()[:10]
-    stem = re.sub(r"\W", "_", file.stem)
-    return f"tslab_kernel_{stem}_{digest}"
 
 
 def load_captured(data: dict[str, Any]) -> Any:

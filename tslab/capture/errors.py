@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TslabError
-from .worker import ChildOutcome
+from .outcome import ChildOutcome
 
 BLACKWELL_PIPELINES = ("TmaUmma", "UmmaAsync", "AsyncUmma", "UmmaUmma", "ClcFetchAsync")
 _BLACKWELL_TEXT = re.compile(r"tcgen05|sm_?10\d|blackwell|\bumma\b|\btmem\b|cluster launch control", re.I)

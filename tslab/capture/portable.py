@@ -1,7 +1,7 @@
 """A job as bytes that another process turns back into the same call.
 
 Functions and classes travel by reference, as pickle sends them; those of a kernel file imported by path
-(:func:`tslab.capture.api.import_kernel_file`) travel as "that file's object", and those of a kernel file
+(:func:`tslab.capture.kernel_files.import_kernel_file`) travel as "that file's object", and those of a kernel file
 executed with edited knobs (:func:`tslab.capture.knobs.module_with_knobs`) as "that file with those knobs", so
 the receiving process imports the file itself. What only this process holds (a function or class typed into a
 notebook cell or defined in ``__main__``, a lambda, a function defined inside another) travels by value, with the
@@ -50,7 +50,7 @@ def _by_file(obj: Any) -> Any:
         return _from_knob_module, (*knobs, qualname)
     spec = getattr(module, "__spec__", None)
     if name.startswith("tslab_kernel_") and spec is not None and spec.origin:
-        from .api import kernel_module_name
+        from .kernel_files import kernel_module_name
 
         if not Path(spec.origin).is_file() or kernel_module_name(Path(spec.origin)) != name:
             raise NotPortable(f"kernel file '{spec.origin}' changed since it was imported")
@@ -145,7 +145,7 @@ def _attribute(module: Any, qualname: str) -> Any:
 
 
 def _from_kernel_file(path: str, qualname: str) -> Any:
-    from .api import import_kernel_file
+    from .kernel_files import import_kernel_file
 
     return _attribute(import_kernel_file(path), qualname)
 

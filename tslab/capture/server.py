@@ -72,7 +72,7 @@ class ForkServer:
             raise ServerError(f"the fork server ended: {tail(self._log.name) or 'no output'}") from None
 
     def run(self, job: bytes, paths: list[str], timeout: float) -> tuple[int | None, bool]:
-        """Fork a child that runs ``job`` (see :func:`tslab.capture.worker.run_job`) writing into ``paths``; its
+        """Fork a child that runs ``job`` (see :func:`tslab.capture.in_child.run_job`) writing into ``paths``; its
         wait status and whether it was stopped after ``timeout`` seconds (status None then)."""
         if not self.ready:
             try:
@@ -156,7 +156,7 @@ def shutdown() -> None:
 
 
 def _serve(conn: Connection) -> None:
-    from .worker import run_job
+    from .in_child import run_job
 
     me = os.getpid()
     while True:

@@ -22,9 +22,10 @@ from ..errors import TslabError
 from . import snapshot as _snapshot
 from .errors import crash_error, trace_error
 from .namespaces import listed, unlisted_modules
+from .outcome import ChildOutcome
 from .recorder import CompileCall, read_spill, record_trace
 from .ts_report import SECTIONS, checker_outcome, sections, warned_checks
-from .worker import ChildOutcome, run_in_child
+from .worker import run_in_child
 
 
 class CaptureError(TslabError):

@@ -12,7 +12,6 @@ always ends with ``os._exit``.
 from __future__ import annotations
 
 import contextlib
-import faulthandler
 import os
 import pickle
 import signal
@@ -20,66 +19,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..child import die_with_parent, error_record, how_it_ended, output_to
+from ..child import die_with_parent, error_record
 from ..errors import TslabError
 from . import portable
-
-
-@dataclass
-class ChildOutcome:
-    """What a child run left: its value or error, its output, and how it ended."""
-
-    value: Any = None
-    error: dict[str, Any] | None = None
-    stdout: str = ""
-    stderr: str = ""
-    exit_code: int | None = 0
-    signal: int | None = None
-    timed_out: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-    forked: bool = False  # it ran in a fork of the caller (the function could not be sent to the fork server)
-
-    @property
-    def crashed(self) -> bool:
-        return self.signal is not None or self.timed_out or (self.error is None and self.exit_code != 0)
-
-
-def _child(fn: Callable[[], Any], result_path: str, out_path: str, err_path: str) -> None:
-    code = 0
-    try:
-        faulthandler.disable()  # a crash here is reported by the parent, not dumped on its terminal
-        output_to(out_path, err_path, flush=False)  # the parent flushed; a Jupyter kernel's streams are its threads'
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        try:
-            payload: dict[str, Any] = {"value": fn()}
-        except BaseException as exc:
-            payload = {"error": error_record(exc)}
-        with open(result_path, "wb") as f:
-            try:
-                pickle.dump(payload, f)
-            except Exception as exc:
-                f.seek(0)
-                f.truncate()
-                pickle.dump({"error": error_record(exc)}, f)
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BaseException:
-        code = 70
-    finally:
-        os._exit(code)
-
-
-def _arrived(job: bytes) -> Any:
-    fn, args = portable.loads(job, as_main=True)
-    return fn(*args)
-
-
-def run_job(job: bytes, paths: list[str]) -> None:
-    """Inside a child of the fork server: run the job :func:`run_in_child` sent; never returns."""
-    _child(lambda: _arrived(job), *paths)
+from .in_child import run_here
+from .outcome import ChildOutcome
 
 
 def run_in_child(fn: Callable[..., Any], *args: Any, timeout: float = 600.0) -> ChildOutcome:
@@ -133,7 +79,7 @@ def _forked(fn: Callable[[], Any], paths: list[str], timeout: float) -> tuple[in
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child never returns
         die_with_parent(parent)
-        _child(fn, *paths)
+        run_here(fn, *paths)
     deadline = time.monotonic() + timeout
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
@@ -168,17 +114,3 @@ def _outcome(paths: list[str], status: int | None, timed_out: bool, *, forked: b
         outcome.value = payload.get("value")
         outcome.error = payload.get("error")
     return outcome
-
-
-def failure(outcome: ChildOutcome) -> str | None:
-    """What went wrong in a child run whose function returns a dict (``{"error": ...}`` on failure), in one line:
-    its error, or how the child ended; None when it succeeded."""
-    value = outcome.value if isinstance(outcome.value, dict) else {}
-    error = outcome.error or value.get("error")
-    if not outcome.crashed and error is None:
-        return None
-    if error:
-        return f"{error['type']}: {' '.join(error['message'].split())[:400]}"
-    if outcome.timed_out:
-        return "the worker ran past its time limit and was stopped"
-    return f"the worker {how_it_ended(-outcome.signal if outcome.signal else outcome.exit_code)}"

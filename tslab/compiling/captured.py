@@ -12,8 +12,9 @@ import tempfile
 import time
 from typing import Any
 
+from ..capture.outcome import failure
 from ..capture.recorder import compile_call
-from ..capture.worker import failure, run_in_child
+from ..capture.worker import run_in_child
 from ..child import error_record
 from ..core.construction import edits_at_construction
 from ..errors import TslabError
