@@ -20,14 +20,26 @@ describe('memory map scale', () => {
     expect(Number(line.getAttribute('x1'))).toBeLessThan(width);
   });
 
-  it('zooms to a tiny usage and names the capacity off the scale (a 1 KiB ring in 227 KiB)', () => {
-    expect(axisFor(232448, 1088)).toEqual({ max: 1500, ticks: [0, 500, 1000, 1500], capacityShown: false });
-    const v = fixture('verdict_demo_deadlock.json'); // a 1-stage ring: 16,400 of 232,448 B
-    expect(v.memory.smem_used).toBeLessThan(v.memory.smem_capacity / 10);
-    const node = createLayoutMap(v.layout, v.memory, {});
-    expect(node.querySelector('.tslab-capacity')).toBeNull();
-    expect(node.querySelector('.tslab-off-scale')!.textContent).toBe('capacity 232,448 \u2192 (off this scale: 7% used)');
-    expect(ticks(node)).toEqual(['0', '5,000', '10,000', '15,000', '20,000 B']);
+  it('keeps the scale at the capacity whatever the usage, so an edit never rescales the map', () => {
+    // a 1 KiB ring in 227 KiB, a 1-stage ring (16,400 B) and a 4-stage one: one axis, the capacity line at one place
+    expect(axisFor(232448, 1088)).toEqual({ max: 300000, ticks: [0, 100000, 200000, 300000] });
+    expect(axisFor(232448, 16400)).toEqual(axisFor(232448, 65600));
+    const small = createLayoutMap(fixture('verdict_demo_deadlock.json').layout, fixture('verdict_demo_deadlock.json').memory, {});
+    const v = fixture('verdict_gemm_sm90.json');
+    const large = createLayoutMap(v.layout, v.memory, {});
+    expect(ticks(small)).toEqual(['0', '100,000', '200,000', '300,000 B']);
+    expect(ticks(small)).toEqual(ticks(large));
+    // the capacity line at one place along the axis (the label column before it is each design's own)
+    const at = (node: Element) => {
+      const tickX = [...node.querySelectorAll('.tslab-tick')].map(t => Number(t.getAttribute('x')));
+      const cx = Number(node.querySelector('.tslab-capacity')!.getAttribute('x1'));
+      return ((cx - tickX[0]) / (tickX[tickX.length - 1] - tickX[0])).toFixed(4);
+    };
+    expect(at(small)).toBe(at(large));
+    // the smaller ring draws shorter
+    const end = (node: Element) => Math.max(...[...node.querySelectorAll('rect.tslab-alloc')].map(r =>
+      Number(r.getAttribute('x')) + Number(r.getAttribute('width'))));
+    expect(end(small)).toBeLessThan(end(large));
   });
 
   it('keeps every label whole, or cut with an ellipsis and whole in its tooltip, inside the drawing', () => {

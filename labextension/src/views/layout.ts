@@ -71,19 +71,17 @@ export interface Axis {
   max: number;
   /** Round tick values from 0 to `max`. */
   ticks: number[];
-  /** False when the usage is under a tenth of the capacity: the axis then spans the usage, the capacity is named. */
-  capacityShown: boolean;
 }
 
-/** The scale of a map: up to the capacity (or the usage past it), or zoomed to the usage when that is tiny.
- * `step`, where given, spaces the ticks when the capacity is shown (TMEM: 128 columns). */
+/** The scale of a map: always up to the arch's capacity (or the usage past it), so that an edit never rescales
+ * the map and a smaller ring always draws shorter; a tiny usage draws as a sliver beside the capacity line.
+ * `step`, where given, spaces the ticks (TMEM: 128 columns). */
 export function axisFor(capacity: number, used: number, step?: number): Axis {
-  const capacityShown = !(used > 0 && used < capacity / 10);
-  const reach = capacityShown ? Math.max(capacity, used, 1) : used;
-  step = capacityShown && step ? step : niceStep(reach);
+  const reach = Math.max(capacity, used, 1);
+  step = step ?? niceStep(reach);
   const max = Math.ceil(reach / step) * step;
   const ticks = Array.from({ length: Math.round(max / step) + 1 }, (_, i) => i * step);
-  return { max, ticks, capacityShown };
+  return { max, ticks };
 }
 
 /** Which of the ticks at `xs` get a label (about `CHAR_PX` a character) without touching a neighbour's: the
@@ -158,16 +156,9 @@ function chart(rows: Allocation[], capacity: number, used: number, unit: string,
       )
     );
   }
-  if (axis.capacityShown) {
-    const cx = x(capacity);
-    svg.appendChild(s('line', { x1: cx, x2: cx, y1: 4, y2: height - 20, stroke: FAULT_COLOUR, 'stroke-dasharray': '5,3', class: 'tslab-capacity' }));
-    svg.appendChild(s('text', { x: cx, y: 11, 'text-anchor': 'end', fill: FAULT_COLOUR, class: 'tslab-capacity-label' }, `capacity ${num(capacity)}`));
-  } else {
-    const share = Math.max(1, Math.round((100 * used) / capacity));
-    svg.appendChild(
-      s('text', { x: LABEL + WIDTH, y: 11, 'text-anchor': 'end', fill: FAULT_COLOUR, class: 'tslab-capacity-label tslab-off-scale' }, `capacity ${num(capacity)} \u2192 (off this scale: ${share}% used)`)
-    );
-  }
+  const cx = x(capacity);
+  svg.appendChild(s('line', { x1: cx, x2: cx, y1: 4, y2: height - 20, stroke: FAULT_COLOUR, 'stroke-dasharray': '5,3', class: 'tslab-capacity' }));
+  svg.appendChild(s('text', { x: cx, y: 11, 'text-anchor': 'end', fill: FAULT_COLOUR, class: 'tslab-capacity-label' }, `capacity ${num(capacity)}`));
   svg.appendChild(s('line', { x1: LABEL, x2: LABEL + WIDTH, y1: height - 18, y2: height - 18, stroke: '#8c959f' }));
   const tickTexts = axis.ticks.map((t, i) => (i === axis.ticks.length - 1 ? `${num(t)} ${unit}` : num(t)));
   const labelled = labelledTicks(axis.ticks.map(x), tickTexts);
