@@ -149,13 +149,22 @@ export function openDesignCells(file: string | null, json: string): string[] {
   return [`import tslab\nfrom tslab.widgets import Studio`, `studio = Studio(${read})\nstudio`];
 }
 
+/** The name of the notebook "Open in a notebook" writes for a design with no file of its own (a Studio's saved
+ * output): its kernel's name as a file name (`gemm_sm90`, a captured kernel's label), `design` when it has none. */
+export function designNotebookStem(design: unknown): string {
+  const kernel = (design as { kernel?: unknown } | null)?.kernel;
+  const stem = typeof kernel === 'string' ? kernel.replace(/[^\w.-]+/g, '_').replace(/^[._-]+|[._-]+$/g, '') : '';
+  return stem || 'design';
+}
+
 /** nbformat 4 JSON of code cells, with the Python 3 kernelspec (so Lab asks for no kernel). */
 export function notebookJSON(cells: Cell[]): Record<string, unknown> {
   return {
-    cells: cells.map(cell =>
+    // nbformat 4.5 gives every cell an id (unique in its notebook); without one the server warns and adds its own
+    cells: cells.map((cell, i) =>
       typeof cell === 'string'
-        ? { cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: cell }
-        : { cell_type: 'markdown', metadata: {}, source: cell.markdown }
+        ? { id: `tslab-cell-${i}`, cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: cell }
+        : { id: `tslab-cell-${i}`, cell_type: 'markdown', metadata: {}, source: cell.markdown }
     ),
     metadata: {
       kernelspec: { display_name: 'Python 3 (ipykernel)', language: 'python', name: 'python3' },

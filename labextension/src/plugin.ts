@@ -12,7 +12,16 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 import catalog from './catalog.json';
 import { CheckBody } from './check_dialog';
-import { type Cell, checkFileCells, defaultKernel, designNotebookCells, jitFunctions, notebookJSON, openDesignCells } from './notebooks';
+import {
+  type Cell,
+  checkFileCells,
+  defaultKernel,
+  designNotebookCells,
+  designNotebookStem,
+  jitFunctions,
+  notebookJSON,
+  openDesignCells
+} from './notebooks';
 import { studioIcon, tutorialsIcon } from './icons';
 import { addLiveOrSaved } from './renderers/live';
 import { OPEN_DESIGN_EVENT, OpenDesignDetail } from './views/design';
@@ -82,7 +91,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       execute: async args => {
         const file = (args.path as string | undefined) ?? null;
         const dir = file ? dirname(file) : here();
-        const name = file ? basename(file).replace(/\.tslab\.json$/, '') : 'design';
+        const name = file ? basename(file).replace(/\.tslab\.json$/, '') : designNotebookStem(args.design);
         await createNotebook(app, dir, name, openDesignCells(file ? basename(file) : null, JSON.stringify(args.design ?? {})), false);
       }
     });

@@ -2,7 +2,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkFileCells, defaultKernel, designNotebookCells, jitFunctions, notebookJSON, openDesignCells, standInArgs } from '../src/notebooks';
+import {
+  checkFileCells,
+  defaultKernel,
+  designNotebookCells,
+  designNotebookStem,
+  jitFunctions,
+  notebookJSON,
+  openDesignCells,
+  standInArgs
+} from '../src/notebooks';
 import { ROOT } from './helpers';
 
 describe('kernel files', () => {
@@ -50,3 +59,21 @@ describe('design notebooks', () => {
     expect(openDesignCells(null, '{"kernel": "tma_copy"}')[1]).toBe('studio = Studio(tslab.Design.from_json("{\\"kernel\\": \\"tma_copy\\"}"))\nstudio');
   });
 });
+
+describe('the notebook a saved Studio opens', () => {
+  it('is named after its design, not design.ipynb whatever the design', () => {
+    expect(designNotebookStem({ kernel: 'gemm_sm90', params: {} })).toBe('gemm_sm90');
+    expect(designNotebookStem({ kernel: 'row_copy.py::copy rows' })).toBe('row_copy.py_copy_rows');
+    expect(designNotebookStem({})).toBe('design');
+    expect(designNotebookStem(null)).toBe('design');
+  });
+
+  it('gives every cell an id, unique in the notebook (nbformat 4.5)', () => {
+    const nb = notebookJSON(designNotebookCells('tma_copy')) as { cells: { id: string }[]; nbformat_minor: number };
+    const ids = nb.cells.map(c => c.id);
+    expect(nb.nbformat_minor).toBe(5);
+    expect(ids.every(id => /^[a-zA-Z0-9_-]{1,64}$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
