@@ -36,6 +36,32 @@ TOO_WIDE_JS = """
 """
 
 
+#: Words of a replay player's state tables, legends and captions that the page breaks across two lines ("runnab|le",
+#: "EpilogueT|ask"): each word's rectangles, one per line it is drawn on.
+BROKEN_WORDS_JS = """
+(parts) => parts.flatMap((part) => {
+  const out = [];
+  const walker = document.createTreeWalker(part, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const m of node.textContent.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+      if (tops.size > 1) out.push(m[0]);
+    }
+  }
+  return out;
+})
+"""
+BROKEN_WORDS_IN = ".tslab-player-panel td, .tslab-legend-item, .tslab-player-caption"
+
+
+def _broken_words(page, width: int) -> list[str]:
+    words = page.locator(f".jp-OutputArea-output :is({BROKEN_WORDS_IN}):visible").evaluate_all(BROKEN_WORDS_JS)
+    return [f"{width}: the word {w!r} is broken across lines" for w in dict.fromkeys(words)]
+
+
 def _wait_for_all_cells(page) -> None:
     """Until the last code cell has run (Lab renders only the cells in view: earlier prompts may be empty)."""
     try:
@@ -103,7 +129,8 @@ def test_tutorial_runs_and_its_charts_fit(lab, lab_page, notebook):
         page.set_viewport_size({"width": width, "height": 1000})
         page.wait_for_timeout(1_000)
         for i, _ in enumerate(_scrolled_through(page)):
-            problems += [f"saved, {width}: {p}" for p in _widget_problems(page) + _fit_problems(page, width)]
+            problems += [f"saved, {width}: {p}" for p in _widget_problems(page) + _fit_problems(page, width)
+                         + _broken_words(page, width)]
             if i == 0:
                 page.screenshot(path=str(ARTIFACTS / f"tutorial-{notebook[:2]}-saved-{width}.png"))
     open_and_run(page, lab, notebook)
@@ -114,6 +141,7 @@ def test_tutorial_runs_and_its_charts_fit(lab, lab_page, notebook):
         page.wait_for_timeout(1_500)
         for _ in _scrolled_through(page):
             problems += _fit_problems(page, width) + [f"run, {width}: {p}" for p in _widget_problems(page)]
+            problems += [f"run, {p}" for p in _broken_words(page, width)]
             raised = raised or page.locator(".jp-OutputArea-output", has_text="Traceback").count() > 0
             for chart in page.locator(CHARTS).all():
                 title = chart.inner_text()[:60]
@@ -123,5 +151,5 @@ def test_tutorial_runs_and_its_charts_fit(lab, lab_page, notebook):
     assert not raised, f"{notebook}: a cell raised"
     assert shots or notebook not in CHARTED, f"{notebook}: no chart was drawn"
     if problems:
-        pytest.fail(f"{notebook}: widgets shown as text, or parts wider than their output area:\n"
+        pytest.fail(f"{notebook}: widgets shown as text, parts wider than their output area, or broken words:\n"
                     + "\n".join(dict.fromkeys(problems)), pytrace=False)
