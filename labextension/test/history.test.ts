@@ -26,7 +26,7 @@ describe("the Studio's history", () => {
     expect(m.sent).toEqual([{ kind: 'undo' }, { kind: 'revert', index: 0 }]);
   });
 
-  it('undoes on Ctrl+Z in the Studio, but leaves a text field its own undo', () => {
+  it('undoes on Ctrl+Z in the Studio, and in a text field once what was typed there is applied', () => {
     const studio = document.createElement('div');
     studio.className = 'tslab-studio';
     const field = document.createElement('input');
@@ -41,12 +41,27 @@ describe("the Studio's history", () => {
     const press = (target: HTMLElement, init: KeyboardEventInit) => target.dispatchEvent(new KeyboardEvent('keydown', { bubbles: true, cancelable: true, ...init }));
     press(swimlane, { key: 'z', ctrlKey: true });
     press(swimlane, { key: 'Z', ctrlKey: true, shiftKey: true });
-    press(field, { key: 'z', ctrlKey: true });
     press(document.body, { key: 'z', ctrlKey: true });  // outside the Studio
     expect(m.sent).toEqual([{ kind: 'undo' }, { kind: 'redo' }]);
+    // typing not applied yet: the field's own text undo
+    field.value = '1';
+    field.dispatchEvent(new Event('input', { bubbles: true }));
+    const typed = press(field, { key: 'z', ctrlKey: true });
+    expect(m.sent.length).toBe(2);
+    expect(typed).toBe(true); // not cancelled: the browser undoes the typing
+    // Enter applied it: the field shows the design, and Ctrl+Z with the cursor still there is the Studio's undo
+    press(field, { key: 'Enter' });
+    const applied = press(field, { key: 'z', ctrlKey: true });
+    expect(m.sent).toEqual([{ kind: 'undo' }, { kind: 'redo' }, { kind: 'undo' }]);
+    expect(applied).toBe(false); // cancelled: the box keeps what the design holds, not the browser's undo
+    // leaving a field applies its typing too
+    field.dispatchEvent(new Event('input', { bubbles: true }));
+    field.dispatchEvent(new FocusEvent('focusout', { bubbles: true }));
+    press(field, { key: 'y', ctrlKey: true });
+    expect(m.sent.length).toBe(4);
     dispose();
     press(swimlane, { key: 'z', ctrlKey: true });
-    expect(m.sent.length).toBe(2);
+    expect(m.sent.length).toBe(4);
     studio.remove();
   });
 

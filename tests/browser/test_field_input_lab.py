@@ -1,6 +1,7 @@
 """Typing into the Studio's num_stages field by hand at 1000 px: a number that is not whole is refused where it was
 typed, the badge stays in sight and says it shows the last valid design, and a valid number clears both; undo
-and redo (the buttons and Ctrl+Z / Ctrl+Shift+Z) walk the one history, the badge following each step."""
+and redo (the buttons and Ctrl+Z / Ctrl+Shift+Z, in the field once its edit is applied) walk the one history, the
+badge and the box following each step."""
 
 from __future__ import annotations
 
@@ -64,14 +65,25 @@ def test_typing_2_5_is_refused_at_the_field_and_the_badge_stays(lab, lab_page):
         page.keyboard.type("40")
         page.keyboard.press("Enter")
         expect(badge).to_have_attribute("data-status", "CAPACITY", timeout=30_000)
+        # the message wraps at text line height, not at the widgets' row height (double-spaced, pushing the field
+        # being edited down the screen)
+        spacing = studio.locator(".tslab-studio-badge .tslab-first-error").evaluate(
+            "e => { const s = getComputedStyle(e); return parseFloat(s.lineHeight) / parseFloat(s.fontSize); }")
+        assert spacing <= 1.5, f"the verdict's message is spaced {spacing:.2f} x its font size"
         current = studio.locator(".tslab-history-current")
         expect(current).to_contain_text("smem_ring.num_stages 3 -> 40")
-        studio.locator(".tslab-lane .tslab-step").first.focus()  # the keys act outside a text field
+        # Ctrl+Z with the cursor still in the box: the edit was applied, so this is the Studio's undo (not the
+        # browser's text undo, which would show 3 in the box while the design stays at 40)
         page.keyboard.press("Control+z")
         expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
         expect(box).to_have_value("3", timeout=30_000)
         expect(current).to_contain_text("-> 3")
+        box.blur()  # leaving the box records nothing: it shows the design
+        page.wait_for_timeout(1_000)
+        expect(entries).to_have_count(count + 2)
+        expect(current).to_contain_text("-> 3")
         page.screenshot(path=str(ARTIFACTS / "lab-field-undone.png"))
+        studio.locator(".tslab-lane .tslab-step").first.focus()  # the keys act outside a text field too
         page.keyboard.press("Control+Shift+z")
         expect(badge).to_have_attribute("data-status", "CAPACITY", timeout=30_000)
         expect(box).to_have_value("40", timeout=30_000)

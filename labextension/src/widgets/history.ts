@@ -1,8 +1,10 @@
 /**
  * The live host of a Studio's history (`tslab.widgets.HistoryView`): undo and redo buttons over the newest
  * entries, the current one marked, any other one a click away. Ctrl+Z (Cmd+Z) undoes and Ctrl+Shift+Z or
- * Ctrl+Y redoes while the keyboard is in the Studio or after a click anywhere in it, except in a text field (whose
- * own undo is the one meant); the keys it takes never reach the notebook.
+ * Ctrl+Y redoes while the keyboard is in the Studio or after a click anywhere in it; in a text field, only once
+ * what was typed there has been applied (Enter, or leaving the field): until then the field's own text undo is
+ * the one meant, afterwards the field shows the design and its undo is the Studio's. The keys it takes never reach
+ * the notebook.
  */
 
 import { h } from '../views/dom';
@@ -24,17 +26,40 @@ export interface HistoryViewModel {
 
 const TEXT_FIELDS = 'input, textarea, select, [contenteditable="true"], .cm-editor';
 
+/** Text fields holding typing that is not applied yet (typed into, no Enter since, still focused). */
+const unapplied = new WeakSet<Element>();
+
+/** Keep `unapplied` up to date: typing marks a field, Enter or leaving it applies (and clears) it. */
+function trackTyping(event: Event): void {
+  const field = (event.target as Element | null)?.closest?.(TEXT_FIELDS);
+  if (!field) {
+    return;
+  }
+  if (event.type === 'input') {
+    unapplied.add(field);
+  } else if (event.type !== 'keydown' || (event as KeyboardEvent).key === 'Enter') {
+    unapplied.delete(field);
+  }
+}
+
+/** Whether `field` holds typing that Enter or leaving it has not applied yet. */
+export function typingUnapplied(field: Element): boolean {
+  return unapplied.has(field);
+}
+
 /**
  * Whether an undo/redo key belongs to the Studio `scope`: the key's target is in it, or the last press of a
  * mouse button was in it (a click on the memory map or the flow diagram, which take no focus, leaves the focus
- * where it was: the notebook, or a cell's editor). A text field inside the Studio keeps its own undo.
+ * where it was: the notebook, or a cell's editor). A text field inside the Studio keeps its own undo only while it
+ * holds typing not yet applied; once applied, the field shows the design and undo is the Studio's.
  */
 export function studioOwnsKey(target: HTMLElement | null, scope: HTMLElement, pressedInStudio: boolean): boolean {
   if (!target) {
     return false;
   }
   if (scope.contains(target)) {
-    return !target.closest(TEXT_FIELDS);
+    const field = target.closest(TEXT_FIELDS);
+    return !field || !typingUnapplied(field);
   }
   return pressedInStudio;
 }
@@ -105,6 +130,9 @@ function render({ model, el }: { model: HistoryViewModel; el: HTMLElement }): ()
     event.stopImmediatePropagation();
     send(action);
   };
+  const typing = ['input', 'keydown', 'change', 'focusout'];
+  const track = (event: Event) => trackTyping(event); // one listener per Studio: each removes only its own
+  typing.forEach(e => document.addEventListener(e, track, true));
   document.addEventListener('mousedown', onPress, true);
   document.addEventListener('keydown', onKey, true);
   const events = ['change:entries', 'change:can_undo', 'change:can_redo', 'change:hidden_before'];
@@ -113,6 +141,7 @@ function render({ model, el }: { model: HistoryViewModel; el: HTMLElement }): ()
   return () => {
     document.removeEventListener('keydown', onKey, true);
     document.removeEventListener('mousedown', onPress, true);
+    typing.forEach(e => document.removeEventListener(e, track, true));
     events.forEach(e => model.off(e, draw));
   };
 }
