@@ -41,7 +41,7 @@ def _timeline() -> dict[str, object]:
 
 #: The designs whose flows the flow diagram's tests lay out: every pipelined catalog kernel, ping-pong and merged rings.
 FLOWS = {"tma_copy": {}, "gemm_sm90": {}, "gemm_sm90_pingpong": PINGPONG, "gemm_sm100": {},
-         "gemm_sm100_merged": {"ab_rings": "merged"}, "attention_tmem": {}}
+         "gemm_sm100_merged": {"ab_rings": "merged"}, "attention_tmem": {}, "attention_sm90": {}}
 
 
 def _flows() -> dict[str, object]:

@@ -124,3 +124,18 @@ def test_a_studio_output_keeps_the_design_it_shows_with_that_designs_verdict(mon
     studio.wait(1)
     assert len(updates) == count  # nothing new drawn: the output is not rewritten
     studio.close()
+
+
+def test_a_static_work_queue_is_in_the_flow_with_no_stages():
+    """The persistent GEMM's tasks all wait on its WorkQueue (the swimlane shows the steps); the flow draws it as the
+    queue that hands them their tiles: TS's static scheduler, no pipeline and no stages. Without persistence there is
+    no WorkQueue and nothing to draw."""
+    persistent = tslab.check(design("gemm_sm90", persistent=True))
+    assert persistent.design.schedulers() == {"work_queue": "StaticPersistent"}
+    assert persistent.rings()["work_queue"] == {"num_stages": 0, "pipeline_type": "WorkQueue", "num_bytes": None,
+                                                "scheduler": "StaticPersistent"}
+    assert "work_queue" in set(persistent.schedule["resource"])
+    assert "work_queue" not in persistent.design.pipelines()  # nothing for the pipeline editor to show
+    single = tslab.check(design("gemm_sm90", persistent=False))
+    assert single.design.schedulers() == {} and "work_queue" not in single.rings()
+    assert tslab.check(design("gemm_sm100")).design.schedulers() == {}  # CLC: a pipeline a scheduler warp fills

@@ -247,7 +247,10 @@ def test_a_ring_clicked_in_the_flow_diagram_marks_its_pipeline_panel():
     studio = Studio(design("gemm_sm90"), debounce=0.01)
     flow = studio.flow
     assert flow.rings == studio.verdict.to_mime()["rings"]
-    assert set(flow.rings) == {"smem_ab", "smem_epi"} and flow.rings["smem_ab"]["num_stages"] == 3
+    assert set(flow.rings) == {"smem_ab", "smem_epi", "work_queue"} and flow.rings["smem_ab"]["num_stages"] == 3
+    assert flow.rings["work_queue"]["scheduler"] == "StaticPersistent"  # drawn, but no pipeline to edit
+    flow._message(flow, {"kind": "select", "resource": "work_queue"})
+    assert flow.selected == ""
     studio.editors.selected_index = 1
     flow._message(flow, {"kind": "select", "resource": "smem_epi"})
     assert studio.editors.selected_index == 0 and flow.selected == "smem_epi"

@@ -41,6 +41,19 @@ function problems(layout: FlowLayout): string[] {
       found.push(`${e.resource} ${e.from}->${e.to}: does not start and end on its nodes' top or bottom`);
     }
   }
+  // no edge runs close by another's arrowhead (two edges converging on one port read as one)
+  const near = (pt: { x: number; y: number }, p: { x: number; y: number }, q: { x: number; y: number }) => {
+    const [x, y] = [Math.min(Math.max(pt.x, Math.min(p.x, q.x)), Math.max(p.x, q.x)), Math.min(Math.max(pt.y, Math.min(p.y, q.y)), Math.max(p.y, q.y))];
+    return Math.hypot(pt.x - x, pt.y - y);
+  };
+  for (const e of layout.edges) {
+    const tip = e.points[e.points.length - 1];
+    for (const o of layout.edges) {
+      if (o !== e && o.points.slice(1).some((q, i) => near(tip, o.points[i], q) < 10)) {
+        found.push(`${o.resource} ${o.from}->${o.to} runs by the arrowhead of ${e.resource} ${e.from}->${e.to}`);
+      }
+    }
+  }
   // no two edges run along the same line
   const segments = layout.edges.flatMap((e, k) => e.points.slice(1).map((q, i) => ({ k, p: e.points[i], q })));
   for (const a of segments) {
@@ -84,6 +97,25 @@ describe('the flow diagram', () => {
     expect(picked).toEqual(['smem_ab', 'smem_ab']);
   });
 
+  it("draws a static WorkQueue as a queue that hands every task its tiles, with no stages and no fields to edit", () => {
+    const f = FLOWS.gemm_sm90;
+    expect(f.rings.work_queue).toEqual({ num_stages: 0, pipeline_type: 'WorkQueue', num_bytes: null, scheduler: 'StaticPersistent' });
+    const picked: string[] = [];
+    const node = createFlow(f.schedule, f.rings, { tasks: f.tasks, onSelect: r => picked.push(r) });
+    const queue = node.querySelector<SVGElement>('.tslab-ring[data-resource="work_queue"]')!;
+    expect(queue.classList.contains('tslab-ring-queue')).toBe(true);
+    expect(queue.querySelectorAll('.tslab-queue-tile').length).toBe(3);
+    expect(queue.querySelector('.tslab-ring-count')).toBeNull();
+    expect(queue.querySelector('.tslab-ring-detail')!.textContent).toBe('static scheduler');
+    expect(queue.querySelector('title')!.textContent).toContain('no pipeline or warp of its own');
+    const to = [...node.querySelectorAll('.tslab-flow-arrow[data-resource="work_queue"]')].map(e => e.getAttribute('data-to'));
+    expect(to.sort()).toEqual(['task:EpilogueTask', 'task:LoadTask', 'task:MmaTask']);
+    queue.dispatchEvent(new MouseEvent('click'));
+    node.querySelector<SVGElement>('.tslab-ring[data-resource="smem_ab"]')!.dispatchEvent(new MouseEvent('click'));
+    expect(picked).toEqual(['smem_ab']);
+    expect(node.querySelector('.tslab-flow-legend')!.textContent).toContain('a work queue (stacked tiles) hands each task its next tile');
+  });
+
   it('says so when there is no pipeline between tasks', () => {
     expect(createFlow(verdict.schedule, {}).textContent).toBe('no pipelines between tasks to draw');
   });
@@ -115,6 +147,7 @@ describe('the flow as a dataflow graph', () => {
     gemm_sm100: ['work_queue -> SchedulerTask'],
     gemm_sm100_merged: ['work_queue -> SchedulerTask'],
     attention_tmem: ['pv_done -> MmaSTask'],
+    attention_sm90: [],
     fa4_synthetic: ['work_queue -> SchedulerTask', 'tmem_p0 -> MmaTask', 'tmem_p1 -> MmaTask']
   };
 

@@ -331,6 +331,7 @@ class Design:
             self._cache["info"] = {
                 "resources": list(resources),
                 "pipelines": _pipelines(resources),
+                "schedulers": _schedulers(resources),
                 "groups": list(bp.groups()),
                 "tasks": [t.name for t in bp.tasks],
                 "schedules": {t.name: steps_from_task(t, bp.conditions()) for t in bp.tasks},
@@ -348,6 +349,11 @@ class Design:
         name (``with_pipeline("ab_sync", num_stages=5)``); its members follow.
         """
         return copy.deepcopy(self._info()["pipelines"])
+
+    def schedulers(self) -> dict[str, str]:
+        """``{name: tile scheduler type}`` of each WorkQueue that has no pipeline of its own (``StaticPersistent``):
+        the tasks wait on it for their next tile, but no task fills it."""
+        return dict(self._info()["schedulers"])
 
     def tasks(self) -> list[str]:
         return list(self._info()["tasks"])
@@ -419,6 +425,20 @@ def _pipelines(resources: dict[str, Any]) -> dict[str, dict[str, Any]]:
         if group is not None:
             out[name]["group"] = group.name
     return out
+
+
+def _schedulers(resources: dict[str, Any]) -> dict[str, str]:
+    """``{name: tile scheduler type}`` of each WorkQueue with no pipeline of its own: TS's static persistent mode (no
+    producer; every task takes its tiles from it). A design lowered on the CPU may hold no scheduler config: a
+    WorkQueue without a pipeline is static all the same (the CLC mode fills one from a scheduler warp)."""
+    from cutlass.experimental.task_scheduling.resources import WorkQueue
+
+    def kind(res: WorkQueue) -> str:
+        config = res.tile_scheduler_config
+        return config.tile_scheduler_type.name if config is not None else "StaticPersistent"
+
+    return {name: kind(res) for name, res in resources.items()
+            if isinstance(res, WorkQueue) and getattr(res, "pipeline_config", None) is None}
 
 
 def _offered_stages(resource: Any) -> dict[str, list[str]]:

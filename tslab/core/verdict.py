@@ -146,12 +146,15 @@ class Verdict:
 
     def rings(self) -> dict[str, dict[str, Any]]:
         """Each pipeline's ``num_stages``, ``pipeline_type`` and ``num_bytes`` (what the flow diagram draws); a
-        PipelineGroup's member names its ``group``, a group its ``mode`` and ``members``."""
+        PipelineGroup's member names its ``group``, a group its ``mode`` and ``members``; a WorkQueue with no pipeline
+        of its own (TS's static persistent scheduler) its ``scheduler``, with no stages."""
         try:
             pipelines = self.design.pipelines() if self.design is not None else {}
+            schedulers = self.design.schedulers() if self.design is not None else {}
         except TslabError:  # a design TS could not build: no pipelines to draw
-            pipelines = {}
-        rings = {}
+            pipelines, schedulers = {}, {}
+        rings: dict[str, dict[str, Any]] = {name: {"num_stages": 0, "pipeline_type": "WorkQueue", "num_bytes": None,
+                                                   "scheduler": kind} for name, kind in schedulers.items()}
         for name, cfg in pipelines.items():
             if not isinstance(cfg.get("num_stages"), int) or isinstance(cfg.get("num_stages"), bool):
                 continue

@@ -15,6 +15,11 @@ export { type FlowEdge, type Ring, dataflowOrder, flowEdges, layoutFlow } from '
 /** One muted colour per resource for its edges, so crossing edges can be told apart. */
 export const EDGE_COLOURS = ['#57606a', '#0969da', '#8250df', '#bf8700', '#1a7f37', '#cf222e', '#0550ae', '#953800'];
 
+/** A work queue's mark where a ring's stages go: three stacked tiles. */
+function queue(cx: number, cy: number): SVGElement[] {
+  return [-7, 0, 7].map(dy => s('rect', { x: cx - 9, y: cy + dy - 2.5, width: 18, height: 5, rx: 1, class: 'tslab-queue-tile' }));
+}
+
 /** A ring's stages as arc segments around a circle at (cx, cy). */
 function stages(n: number, cx: number, cy: number): SVGElement[] {
   if (n <= 1) {
@@ -30,6 +35,9 @@ function stages(n: number, cx: number, cy: number): SVGElement[] {
 }
 
 function ringTitle(name: string, r: Ring, clickable: boolean): string {
+  if (r.scheduler) {
+    return `${name}: a WorkQueue on TS's ${r.scheduler} tile scheduler, with no pipeline or warp of its own: each task waits on it for its block's next tile`;
+  }
   const n = Math.max(1, r.num_stages);
   const bytes = r.num_bytes ? `, ${r.num_bytes.toLocaleString('en-US')} B each` : '';
   const group = r.group ? `; a member of PipelineGroup ${r.group}` : '';
@@ -41,13 +49,14 @@ function ring(box: RingBox, selected: string | null | undefined, clickable: bool
   const cx = box.x + 8 + RING_R;
   const cy = box.y + box.height / 2;
   const picked = selected === box.resource || (!!box.ring.group && selected === box.ring.group);
+  const scheduler = !!box.ring.scheduler;
   return s(
     'g',
-    { class: picked ? 'tslab-ring tslab-ring-selected' : 'tslab-ring', 'data-resource': box.resource, ...(box.ring.group ? { 'data-group': box.ring.group } : {}), tabindex: 0, role: 'button' },
-    s('title', {}, ringTitle(box.resource, box.ring, clickable)),
+    { class: `tslab-ring${scheduler ? ' tslab-ring-queue' : ''}${picked ? ' tslab-ring-selected' : ''}`, 'data-resource': box.resource, ...(box.ring.group ? { 'data-group': box.ring.group } : {}), ...(scheduler ? {} : { tabindex: 0, role: 'button' }) },
+    s('title', {}, ringTitle(box.resource, box.ring, clickable && !scheduler)),
     s('rect', { x: box.x, y: box.y, width: box.width, height: box.height, rx: box.height / 2, class: 'tslab-ring-box' }),
-    ...stages(n, cx, cy),
-    s('text', { x: cx, y: cy + 4, 'text-anchor': 'middle', class: 'tslab-ring-count' }, String(n)),
+    ...(scheduler ? queue(cx, cy) : stages(n, cx, cy)),
+    scheduler ? null : s('text', { x: cx, y: cy + 4, 'text-anchor': 'middle', class: 'tslab-ring-count' }, String(n)),
     s('text', { x: box.x + RING_TEXT_X, y: cy - 3, class: 'tslab-ring-name' }, box.resource),
     s('text', { x: box.x + RING_TEXT_X, y: cy + 12, class: 'tslab-ring-detail' }, box.detail)
   );
@@ -164,7 +173,7 @@ export function createFlow(schedule: ScheduleRow[], rings: Record<string, Ring>,
     const resource = g.getAttribute('data-resource') ?? '';
     g.addEventListener('mouseenter', () => highlight(resource, true));
     g.addEventListener('mouseleave', () => highlight(resource, false));
-    if (options.onSelect) {
+    if (options.onSelect && !g.classList.contains('tslab-ring-queue')) { // a work queue has no fields to edit
       const pick = () => options.onSelect!(resource);
       g.addEventListener('click', pick);
       g.addEventListener('keydown', event => {
@@ -175,6 +184,7 @@ export function createFlow(schedule: ScheduleRow[], rings: Record<string, Ring>,
       });
     }
   }
-  const legend = 'tasks in dataflow order from the top; a ring per pipeline (one arc per stage) on the arrows from the task that fills it to the tasks that drain it' + (options.onSelect ? '; click a ring to edit its fields' : '');
+  const queues = Object.values(rings).some(r => r.scheduler) ? '; a work queue (stacked tiles) hands each task its next tile' : '';
+  const legend = 'tasks in dataflow order from the top; a ring per pipeline (one arc per stage) on the arrows from the task that fills it to the tasks that drain it' + queues + (options.onSelect ? '; click a ring to edit its fields' : '');
   return h('div', { class: 'tslab-flow' }, h('div', { class: 'tslab-flow-scroll' }, svg), h('div', { class: 'tslab-flow-legend' }, legend));
 }

@@ -19,6 +19,9 @@ export interface Ring {
   /** A PipelineGroup's mode ("Merge") and members. */
   mode?: string | null;
   members?: string[] | null;
+  /** A WorkQueue with no pipeline of its own: its tile scheduler (`StaticPersistent`); it has no stages, and every
+   * task that takes tiles from it is its consumer. */
+  scheduler?: string | null;
 }
 
 export interface FlowEdge {
@@ -127,6 +130,8 @@ export const RING_TEXT_X = 8 + 2 * RING_R + 10;
 const GROUP_HEAD = 18;
 const GROUP_PAD = 6;
 const TRACK = 8;
+/** Room between a gap's lowest track and the rank below it: where a crossing there would touch an arrowhead. */
+const TIP_CLEAR = 14;
 const MARGIN = 6;
 
 export interface RingBox {
@@ -169,8 +174,12 @@ export interface FlowLayout {
   edges: FlowPath[];
 }
 
-/** "TmaAsync, 48 KiB" under a ring's name: its pipeline type and the bytes of each stage. */
+/** "TmaAsync, 48 KiB" under a ring's name: its pipeline type and the bytes of each stage (a work queue's
+ * scheduler: "static scheduler"). */
 export function ringDetail(r: Ring): string {
+  if (r.scheduler) {
+    return `${r.scheduler.replace(/Persistent$/, '').toLowerCase()} scheduler`;
+  }
   const bytes = r.num_bytes ? (r.num_bytes >= 1024 ? `${Math.round(r.num_bytes / 1024)} KiB` : `${r.num_bytes} B`) : '';
   return [r.pipeline_type, bytes].filter(Boolean).join(', ');
 }
@@ -311,6 +320,9 @@ export function layoutFlow(schedule: ScheduleRow[], rings: Record<string, Ring>,
     return { link, down, columns, gaps, startX: 0, endX: 0, tracks: [] };
   });
   assignPorts(routes, nodes);
+  if (straighten(routes, nodes, rank)) {
+    assignPorts(routes, nodes); // the other end heads for the straightened line too
+  }
   separatePorts(routes, nodes);
   const heights = assignTracks(routes, bands.length - 1);
   // Each gap tall enough for its tracks: everything below it moves down.
@@ -323,7 +335,7 @@ export function layoutFlow(schedule: ScheduleRow[], rings: Record<string, Ring>,
     b.centre += shift;
     if (k < bands.length - 1) {
       gapTop.push(b.bottom);
-      shift += Math.max(0, (heights[k] + 1) * TRACK - next);
+      shift += Math.max(0, heights[k] * TRACK + TIP_CLEAR - next);
     }
   });
   for (const id of ids) {
@@ -337,7 +349,8 @@ export function layoutFlow(schedule: ScheduleRow[], rings: Record<string, Ring>,
     const pts = [{ x: r.startX, y: r.down ? from.y + from.height : from.y }];
     const xs = [...r.columns, r.endX];
     r.gaps.forEach((k, i) => {
-      const y = gapTop[k] + (r.tracks[i] + 1) * (gapHeight(k) / (heights[k] + 1));
+      // tracks from the top of the gap down to TIP_CLEAR above the rank below (arrowheads point into its nodes)
+      const y = gapTop[k] + ((r.tracks[i] + 1) * (gapHeight(k) - TIP_CLEAR)) / heights[k];
       const x0 = pts[pts.length - 1].x;
       pts.push({ x: x0, y }, { x: xs[i], y });
     });
@@ -379,40 +392,81 @@ function orderTwins(ids: string[], rank: Map<string, number>, nodes: Map<string,
   }
 }
 
-/** Spread the edges leaving (entering) each node's side over its width, ordered by where they head. */
+/** Least distance between two ports on one side of a node: arrowheads (7 px) never touch. */
+const PORT_GAP = 12;
+
+/** Where the edges leave (enter) each node's side: as near as room allows to where they come from or head, so
+ * that an edge between two nodes one above the other runs straight down and one from far left enters at the left;
+ * in that order along the side, at least `PORT_GAP` apart (spread evenly where the side is too short for that),
+ * on the flat part of the side (a ring's box is a pill, a task's box has rounded corners). */
 function assignPorts(routes: Route[], nodes: Map<string, FlowNode>): void {
-  const ends: { route: Route; start: boolean; key: string; toward: number }[] = [];
-  for (const r of routes) {
-    const from = nodes.get(r.link.from)!;
-    const to = nodes.get(r.link.to)!;
-    const centre = (n: FlowNode) => n.x + n.width / 2;
-    const memberOf = (n: FlowNode) => (r.link.member ? n.rings.findIndex(b => b.resource === r.link.member) : -1);
-    ends.push({ route: r, start: true, key: `${from.id}|${r.down ? 'bottom' : 'top'}|${memberOf(from)}`, toward: r.columns[0] ?? centre(to) });
-    ends.push({ route: r, start: false, key: `${to.id}|${r.down ? 'top' : 'bottom'}|${memberOf(to)}`, toward: r.columns[r.columns.length - 1] ?? centre(from) });
-  }
-  const sides = new Map<string, typeof ends>();
-  ends.forEach(e => sides.set(e.key, [...(sides.get(e.key) ?? []), e]));
-  for (const [key, list] of sides) {
-    const [id, , member] = key.split('|');
-    const node = nodes.get(id)!;
-    const m = Number(member);
+  type Flat = { min: number; max: number; left: number; width: number };
+  type End = Flat & { route: Route; start: boolean; key: string; toward: number };
+  const flat = (n: FlowNode, member: string | null): Flat => {
+    const m = member && n.kind !== 'task' ? n.rings.findIndex(b => b.resource === member) : -1;
     // a group's member: its ring box's span (boxes sit side by side after GROUP_PAD)
-    let left = node.x;
-    let width = node.width;
-    if (m >= 0) {
-      left = node.x + GROUP_PAD + node.rings.slice(0, m).reduce((s, b) => s + b.width + GROUP_PAD, 0);
-      width = node.rings[m].width;
+    const left = m < 0 ? n.x : n.x + GROUP_PAD + n.rings.slice(0, m).reduce((sum, b) => sum + b.width + GROUP_PAD, 0);
+    const width = m < 0 ? n.width : n.rings[m].width;
+    const inset = Math.min(n.kind === 'task' ? 8 : n.kind === 'group' && m < 0 ? 12 : NODE_H / 2, width / 2);
+    return { min: left + inset, max: left + width - inset, left, width };
+  };
+  const ends: End[] = [];
+  for (const r of routes) {
+    const [from, to] = [nodes.get(r.link.from)!, nodes.get(r.link.to)!];
+    const [a, b] = [flat(from, r.link.member), flat(to, r.link.member)];
+    // an edge straight from one node to the next: both ends in the middle of where the two sides overlap, else
+    // facing each other across the gap between them
+    const direct = (Math.max(a.min, b.min) + Math.min(a.max, b.max)) / 2;
+    const key = (n: FlowNode, side: string) => `${n.id}|${side}|${r.link.member && n.kind !== 'task' ? r.link.member : ''}`;
+    ends.push({ route: r, start: true, key: key(from, r.down ? 'bottom' : 'top'), toward: r.columns[0] ?? direct, ...a });
+    ends.push({ route: r, start: false, key: key(to, r.down ? 'top' : 'bottom'), toward: r.columns[r.columns.length - 1] ?? direct, ...b });
+  }
+  const sides = new Map<string, End[]>();
+  ends.forEach(e => sides.set(e.key, [...(sides.get(e.key) ?? []), e]));
+  for (const list of sides.values()) {
+    const { min, max, left, width } = list[0];
+    list.sort((p, q) => p.toward - q.toward);
+    let xs: number[];
+    if ((list.length - 1) * PORT_GAP > max - min) {
+      xs = list.map((_, i) => left + (width * (i + 1)) / (list.length + 1));
+    } else {
+      // each as near its wish as the ones before it allow, then pushed back from the right end
+      xs = [];
+      list.forEach((e, i) => xs.push(Math.max(Math.min(Math.max(e.toward, min), max), i ? xs[i - 1] + PORT_GAP : min)));
+      for (let i = xs.length - 1; i >= 0; i--) {
+        xs[i] = Math.min(xs[i], i === xs.length - 1 ? max : xs[i + 1] - PORT_GAP);
+      }
     }
-    list.sort((a, b) => a.toward - b.toward);
     list.forEach((e, i) => {
-      const x = left + (width * (i + 1)) / (list.length + 1);
       if (e.start) {
-        e.route.startX = x;
+        e.route.startX = xs[i];
       } else {
-        e.route.endX = x;
+        e.route.endX = xs[i];
       }
     });
   }
+}
+
+/** An edge through ranks between its ends whose path there (dagre's dummy nodes) lies a few pixels beside one of its
+ * ports: run it straight down (up) from that port instead, where that line meets no node of the ranks between. */
+function straighten(routes: Route[], nodes: Map<string, FlowNode>, rank: Map<string, number>): boolean {
+  let moved = false;
+  for (const r of routes) {
+    if (!r.columns.length) {
+      continue;
+    }
+    const [a, b] = [rank.get(r.link.from)!, rank.get(r.link.to)!];
+    const between = [...nodes.values()].filter(n => rank.get(n.id)! > Math.min(a, b) && rank.get(n.id)! < Math.max(a, b));
+    const clear = (x: number) => between.every(n => x < n.x - 4 || x > n.x + n.width + 4);
+    for (const x of [r.startX, r.endX]) {
+      if (r.columns.every(c => Math.abs(c - x) < PORT_GAP) && clear(x)) {
+        moved ||= r.columns.some(c => c !== x);
+        r.columns = r.columns.map(() => x);
+        break;
+      }
+    }
+  }
+  return moved;
 }
 
 /** Move a port sideways where it would run down (up) the same line as another edge in the same gap. */
@@ -431,9 +485,15 @@ function separatePorts(routes: Route[], nodes: Map<string, FlowNode>): void {
     if (!clash) {
       return;
     }
-    const node = nodes.get(clash.port === 'start' ? clash.r.link.from : clash.r.link.to)!;
-    const taken = all.filter(b => b.gap === clash.gap && b !== clash).map(b => b.x);
-    const free = [6, -6, 12, -12, 18, -18, 24, -24].map(d => clash.x + d).find(x => x > node.x + 3 && x < node.x + node.width - 3 && taken.every(t => Math.abs(t - x) >= 4));
+    const id = clash.port === 'start' ? clash.r.link.from : clash.r.link.to;
+    const node = nodes.get(id)!;
+    const taken = all.filter(b => b.gap === clash.gap && b !== clash);
+    // another port on the same side stays PORT_GAP away (arrowheads never touch); other lines 4 px
+    const sibling = (b: (typeof taken)[number]) => b.port !== null && (b.port === 'start' ? b.r.link.from : b.r.link.to) === id;
+    const free = [6, -6, 12, -12, 18, -18, 24, -24]
+      .map(d => clash.x + d)
+      .find(x => x > node.x + 3 && x < node.x + node.width - 3 && taken.every(b => Math.abs(b.x - x) >= (sibling(b) ? PORT_GAP : 4)) &&
+        !taken.some(b => sibling(b) && (b.x - clash.x) * (b.x - x) < 0)); // never past another port: their order stays
     if (free === undefined) {
       return;
     }
@@ -445,35 +505,54 @@ function separatePorts(routes: Route[], nodes: Map<string, FlowNode>): void {
   }
 }
 
-/** A track per horizontal run in each gap, so that no two runs share a line; returns each gap's track count. */
+/**
+ * A track per horizontal run in each gap, so that no two runs share a line; returns each gap's track count.
+ * Runs are stacked so that none crosses the vertical by which another enters or leaves the gap where that can be
+ * helped: a run whose line comes down into the gap inside another's span goes above it (turns off before the
+ * other passes), one whose line goes on down inside another's span below it. Lines straight through a gap take
+ * its middle track.
+ */
 function assignTracks(routes: Route[], gaps: number): number[] {
-  const runs: { route: Route; i: number; lo: number; hi: number }[][] = Array.from({ length: Math.max(gaps, 0) }, () => []);
+  type Run = { route: Route; i: number; top: number; bottom: number; lo: number; hi: number; track: number };
+  const runs: Run[][] = Array.from({ length: Math.max(gaps, 0) }, () => []);
   for (const r of routes) {
     const xs = [r.startX, ...r.columns, r.endX];
     r.gaps.forEach((k, i) => {
       r.tracks[i] = 0;
-      runs[k].push({ route: r, i, lo: Math.min(xs[i], xs[i + 1]), hi: Math.max(xs[i], xs[i + 1]) });
+      runs[k].push({ route: r, i, top: r.down ? xs[i] : xs[i + 1], bottom: r.down ? xs[i + 1] : xs[i], lo: Math.min(xs[i], xs[i + 1]), hi: Math.max(xs[i], xs[i + 1]), track: -1 });
     });
   }
+  const inside = (x: number, r: Run) => x > r.lo + 0.5 && x < r.hi - 0.5;
   return runs.map(list => {
-    const ends: number[] = [];
-    list.sort((a, b) => a.lo - b.lo || a.hi - b.hi);
-    for (const run of list) {
-      if (run.hi - run.lo < 0.5) {
-        continue; // straight down: no horizontal run; it passes through the middle track
+    const bent = list.filter(r => r.hi - r.lo >= 0.5).sort((a, b) => a.lo - b.lo || a.hi - b.hi);
+    const above = new Map<Run, Run[]>(bent.map(r => [r, []]));
+    for (const a of bent) {
+      for (const b of bent) {
+        if (a !== b && inside(a.top, b) && !inside(a.bottom, b)) {
+          above.get(b)!.push(a);
+        } else if (a !== b && inside(a.bottom, b) && !inside(a.top, b)) {
+          above.get(a)!.push(b);
+        }
       }
-      let t = ends.findIndex(end => end < run.lo - 3);
-      if (t < 0) {
-        t = ends.length;
-        ends.push(0);
+    }
+    // stack in an order that puts every run after the runs it must be under (a cycle is broken at its leftmost)
+    const left = new Set(bent);
+    const tracks: Run[][] = [];
+    while (left.size) {
+      const run = [...left].find(r => above.get(r)!.every(a => !left.has(a))) ?? [...left][0];
+      left.delete(run);
+      let t = Math.max(-1, ...above.get(run)!.filter(a => a.track >= 0).map(a => a.track)) + 1;
+      while (tracks[t]?.some(o => o.lo < run.hi + 3 && run.lo < o.hi + 3)) {
+        t++;
       }
-      ends[t] = run.hi;
+      (tracks[t] ??= []).push(run);
+      run.track = t;
       run.route.tracks[run.i] = t;
     }
     for (const run of list.filter(r => r.hi - r.lo < 0.5)) {
-      run.route.tracks[run.i] = Math.floor(Math.max(ends.length - 1, 0) / 2);
+      run.route.tracks[run.i] = Math.floor(Math.max(tracks.length - 1, 0) / 2);
     }
-    return Math.max(ends.length, 1);
+    return Math.max(tracks.length, 1);
   });
 }
 

@@ -121,8 +121,9 @@ export interface VerdictPayload {
   schedule: ScheduleRow[];
   tasks?: TaskRow[];
   /** Each pipeline's stages, type and bytes per stage (`Verdict.rings()`), as the flow diagram draws them; a
-   * PipelineGroup's member names its group, a group its mode and members. */
-  rings?: Record<string, { num_stages: number; pipeline_type?: string; num_bytes?: number | null; group?: string; mode?: string; members?: string[] }>;
+   * PipelineGroup's member names its group, a group its mode and members; a WorkQueue with no pipeline of its own
+   * names its tile scheduler (`scheduler`, 0 stages). */
+  rings?: Record<string, { num_stages: number; pipeline_type?: string; num_bytes?: number | null; group?: string; mode?: string; members?: string[]; scheduler?: string }>;
   checker: {
     verdict: string;
     states_explored: number;
