@@ -19,6 +19,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..child import capture_fds
+from .source_locations import without_op_locations
 from .targets import Target, require_kernel_arch
 
 #: Deprecations inside CuTe DSL 4.8.1 that no design can act on: TS 4.8.1's WorkQueue is built on the wheel's copy
@@ -47,7 +48,7 @@ def compile_target(t: Target, sms: int, options: str, *, tvm_ffi: bool = False) 
 
         args = (*args[:-1], make_fake_stream(use_tvm_ffi_env_stream=True))
         options += " --enable-tvm-ffi"
-    with t.edits_applied(), warnings.catch_warnings():
+    with t.edits_applied(), warnings.catch_warnings(), without_op_locations():
         for message in UPSTREAM_DEPRECATIONS:
             warnings.filterwarnings("ignore", message=message, category=DeprecationWarning)
         return cute.compile(t.launcher.launch, *args, *t.launch_constants(sms), options=options)
