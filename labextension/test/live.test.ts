@@ -59,7 +59,9 @@ describe('a tslab widget output, live or saved', () => {
     expect(shown.map(c => c.className.split(' ').includes('tslab-saved-note'))).toEqual([true, false]);
     expect(renderer.node.textContent).not.toContain('Error displaying widget'); // the failed live view is gone
     expect(shown.map(c => c.textContent).join('')).not.toContain('Error displaying widget');
-    expect(renderer.node.querySelector('.tslab-saved-note')!.textContent).toBe('saved Studio output: what this cell showed (with the edits made in it). Run the cell to edit it.');
+    expect(renderer.node.querySelector('.tslab-saved-note')!.textContent).toBe(
+      'saved Studio output: what this cell showed (with the edits made in it): its design with its edits, and its verdict with the flow, memory map and schedule; not the editors, the GPU tab or the history. Run the cell to edit it.'
+    );
     expect(renderer.node.querySelector('.tslab-design .tslab-badge')!.textContent).toBe('SAFE');
     expect(renderer.node.querySelectorAll('.tslab-lane').length).toBe(3);
   });

@@ -22,6 +22,14 @@ const LIVE_WAIT_MS = 150;
 export const PLOTLY = 'application/vnd.plotly.v1+json';
 const SAVED: Record<string, IRenderMime.IRendererFactory> = { [DESIGN]: designFactory, [TRACE]: traceFactory, [VERDICT]: verdictFactory };
 
+/** What a saved output draws of a widget whose live view has more: said in its note, so the two are not mistaken
+ * for one another. */
+const SAVED_SHOWS: Record<string, string> = {
+  Studio: ': its design with its edits, and its verdict with the flow, memory map and schedule; not the editors, the GPU tab or the history',
+  PipelineEditor: ': its design with its edits, and its verdict; not the fields',
+  ScheduleEditor: ': its design with its edits, and its verdict; not the steps'
+};
+
 /** The model id in a widget-view payload, or null. */
 function modelId(data: IRenderMime.IMimeModel['data']): string | null {
   const view = data[WIDGET_VIEW] as { model_id?: unknown } | undefined;
@@ -108,7 +116,7 @@ export class LiveOrSaved extends Panel implements IRenderMime.IRenderer {
     if (widget) {
       const note = document.createElement('div');
       note.className = 'tslab-saved-note';
-      note.textContent = `saved ${widget} output: what this cell showed (with the edits made in it). Run the cell to edit it.`;
+      note.textContent = `saved ${widget} output: what this cell showed (with the edits made in it)${SAVED_SHOWS[widget] ?? ''}. Run the cell to edit it.`;
       this.node.insertBefore(note, this._saved.node);
     }
     this.show_('saved');
