@@ -217,3 +217,18 @@ def test_a_loop_with_steps_every_second_trip_places_every_trip_count(trips):
     assert [per_tile[t] for t in range(len(trips))] == trips
     releases = {s["iteration"] for _, s in placed if s["stage"] == "ConsumerRelease" and s["tile"] == 0}
     assert releases == set(range(1, trips[0], 2))
+
+
+def test_a_wait_that_spans_the_whole_block_is_in_the_saved_timeline():
+    """Attention's EpilogueTask waits ~82 of its 83 us for O: the saved payload shows the ranges up to where 2,000
+    have ended, and a range under way then is shown too (cut there by the drawing), never left out."""
+    t = Timeline.load(ROOT / "notebooks" / "data" / "h200_profile_attention_sm90.timeline.json.gz")
+    payload = t.to_mime()
+    assert payload["shown_until_ns"] < payload["total_ns"]  # a long run: only its start is kept
+    epilogue = [i for i, task in enumerate(payload["tasks"]) if task["name"] == "EpilogueTask"]
+    waits = [r for r in payload["ranges"] if r[0] in epilogue and r[3] == "ConsumerWait"]
+    assert sorted(r[1] for r in waits) == [9, 10, 11]
+    assert all(r[8] < payload["shown_until_ns"] < r[9] for r in waits)
+    assert all(r[8] < payload["shown_until_ns"] for r in payload["ranges"])
+    small = t.to_mime(max_ranges=10)  # a range ending after the cut only enters when it started before it
+    assert all(r[8] < small["shown_until_ns"] for r in small["ranges"]) and len(small["ranges"]) >= 10

@@ -280,14 +280,15 @@ class Timeline:
 
     def to_mime(self, max_ranges: int = MAX_SHOWN_RANGES) -> dict[str, Any]:
         """What a saved notebook keeps for JupyterLab's timeline renderer (``mime.TIMELINE``): the ranges up to
-        the time where ``max_ranges`` are shown (a long run shows its start), the summary and its reading."""
+        the time where ``max_ranges`` have ended (a long run shows its start), with every range under way by then
+        (a wait that spans the whole block is drawn, cut at that time), the summary and its reading."""
         tasks = list(dict.fromkeys(self.lifetimes.task.dropna()))
         index = {t: i for i, t in enumerate(tasks)}
         # A total order, so the saved payload is the same on any pandas and numpy (their default sort is unstable).
         f = self.frame.sort_values(["end_ns", "start_ns", "warp", "index"], kind="stable")
         total = float(self.lifetimes.end_ns.max()) if len(self.lifetimes) else 0.0
         until = total if len(f) <= max_ranges else float(f.end_ns.iloc[max_ranges - 1])
-        shown = f[f.end_ns <= until]
+        shown = f[f.start_ns < until] if len(f) > max_ranges else f
         overlapped = self.meta.get("overlapped_waits") or {}
         summary = self.summary()
         return {"tslab_timeline": 1, "kernel": self.kernel, "block_us": self.block_us, "marked_us": self.marked_us,
