@@ -5,7 +5,7 @@ for this GPU, ``kernel.run()`` (the output compared with the reference). "cold" 
 spawned worker (``TSLAB_FRESH_WORKERS=1``: imports CuTe DSL and torch and creates a CUDA context each time, as
 before the warm worker); "warm" reuses this process's worker, started and warmed once before the clock runs;
 "cached re-run" runs the same compiled kernel again (the worker keeps it). Targets (H200): warm tma_copy < 2 s,
-warm gemm_sm90 4096^3 < 4 s, cached re-run < 0.5 s. Called by ``interactivity.py --gpu``.
+warm gemm_sm90 4096^3 < 3 s, cached re-run < 0.5 s. Called by ``interactivity.py --gpu``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-TARGETS_S = {"tma_copy": 2.0, "gemm_sm90": 4.0, "cached": 0.5}
+TARGETS_S = {"tma_copy": 2.0, "gemm_sm90": 3.0, "cached": 0.5}
 
 
 def _edits(kernel: str) -> list[Any]:
@@ -56,14 +56,15 @@ def measure(kernels: tuple[str, ...] = ("tma_copy", "gemm_sm90"), cold_steps: in
     for name in kernels:
         edits, shape = _edits(name), _shape(name)
         os.environ[FRESH_ENV] = "1"
-        cold = [_step(d, shape)[0] for d in edits[:cold_steps]]
+        cold = [_step(d, shape)[0] for d in edits[:cold_steps]]  # none: the warm loop alone (a shorter run)
         del os.environ[FRESH_ENV]
         warm.shutdown()
         warm_up = _timed(lambda: run_job("tslab.gpu.warm:warm_up", {}))
         steps = [_step(d, shape) for d in edits]
         kernel = steps[-1][1]
         cached = [_timed(kernel.run) for _ in range(5)]
-        rows.append({"kernel": name, "shape": "x".join(map(str, shape)), "cold_s": statistics.median(cold),
+        rows.append({"kernel": name, "shape": "x".join(map(str, shape)),
+                     "cold_s": statistics.median(cold) if cold else None,
                      "warm_up_s": warm_up, "warm_s": statistics.median(s for s, _ in steps[1:]),
                      "first_warm_s": steps[0][0], "cached_s": statistics.median(cached),
                      "workers_started": warm.worker().started})
@@ -78,8 +79,10 @@ def report(rows: list[dict[str, Any]]) -> int:
         ok_warm = r["warm_s"] < TARGETS_S[r["kernel"]]
         ok_cached = r["cached_s"] < TARGETS_S["cached"]
         missed += not (ok_warm and ok_cached)
-        print(f"{r['kernel']:<11}{r['shape']:<16}{r['cold_s']:>8.2f}{r['warm_s']:>8.2f}"
-              f"{r['cold_s'] / r['warm_s']:>9.1f}x{r['cached_s']:>9.3f}  warm < {TARGETS_S[r['kernel']]:.0f} s "
+        cold = f"{r['cold_s']:>8.2f}" if r["cold_s"] is not None else f"{'-':>8}"
+        ratio = f"{r['cold_s'] / r['warm_s']:>9.1f}x" if r["cold_s"] is not None else f"{'-':>10}"
+        print(f"{r['kernel']:<11}{r['shape']:<16}{cold}{r['warm_s']:>8.2f}"
+              f"{ratio}{r['cached_s']:>9.3f}  warm < {TARGETS_S[r['kernel']]:.0f} s "
               f"{'ok' if ok_warm else 'MISSED'}, cached < {TARGETS_S['cached']} s {'ok' if ok_cached else 'MISSED'}")
     first = rows[0]
     print(f"(the worker's start and warm-up, paid once per session: {first['warm_up_s']:.1f} s; the first warm "

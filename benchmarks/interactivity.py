@@ -15,7 +15,7 @@ memory map as a placeholder; target < 3 s) and until its first plotly figure rep
 GPU loop (``--gpu``, on a machine with a GPU): edit -> check -> compile -> run checked of tma_copy and gemm_sm90
 4096^3 with the warm worker against a fresh worker per step, and a cached re-run (see ``gpu_loop.py``).
 
-    python benchmarks/interactivity.py [--repeat 15] [--gpu]
+    python benchmarks/interactivity.py [--repeat 15] [--gpu [--cold-steps 2]]
 """
 
 from __future__ import annotations
@@ -110,11 +110,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--gpu", action="store_true", help="time the GPU loop only (needs a GPU)")
+    parser.add_argument("--cold-steps", type=int, default=2,
+                        help="GPU loop: steps timed with a fresh worker each (0: the warm loop alone)")
     args = parser.parse_args()
     if args.gpu:
         import gpu_loop
 
-        return gpu_loop.report(gpu_loop.measure())
+        return gpu_loop.report(gpu_loop.measure(cold_steps=args.cold_steps))
     print(f"{'design':<18}{'median ms':>10}{'max ms':>9}{'target':>8}  verdict")
     missed = 0
     for name in NAMES:
