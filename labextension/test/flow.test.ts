@@ -87,6 +87,16 @@ describe('the flow diagram', () => {
     expect(node.querySelectorAll('.tslab-flow-arrow').length).toBe(4);
   });
 
+  it("gives each drawing's arrowheads ids of its own (another drawing's may be hidden)", () => {
+    const ids = (node: HTMLElement) => [...node.querySelectorAll('marker')].map(m => m.id);
+    const [a, b] = [createFlow(verdict.schedule, rings, {}), createFlow(verdict.schedule, rings, {})];
+    expect(ids(a).length).toBeGreaterThan(0);
+    expect(ids(a).filter(id => ids(b).includes(id))).toEqual([]);
+    for (const arrow of a.querySelectorAll('.tslab-flow-arrow')) {
+      expect(ids(a)).toContain(arrow.getAttribute('marker-end')!.slice(5, -1));
+    }
+  });
+
   it('picks a resource on a click or Enter, and marks the picked one', () => {
     const picked: string[] = [];
     const node = createFlow(verdict.schedule, rings, { selected: 'smem_epi', onSelect: r => picked.push(r) });

@@ -114,6 +114,8 @@ export interface FlowOptions {
   tasks?: TaskRow[];
 }
 
+let drawings = 0;
+
 /** The SVG of a laid-out flow (exported for tests that check the geometry). */
 export function drawFlow(layout: FlowLayout, rings: Record<string, Ring>, options: FlowOptions = {}): SVGElement {
   const clickable = !!options.onSelect;
@@ -126,8 +128,12 @@ export function drawFlow(layout: FlowLayout, rings: Record<string, Ring>, option
     return colours.get(key)!;
   };
   const markers = new Map<string, SVGElement>();
+  // ids of this drawing's own: a url(#id) resolves to the first element with that id in the page, and another
+  // drawing's may be hidden (a narrow Studio shows one view at a time), which would leave these arrows without heads.
+  // Random as well as counted: each widget may load this module afresh, with a counter of its own.
+  const drawing = `${++drawings}${Math.random().toString(36).slice(2, 8)}`;
   const marker = (c: string) => {
-    const id = `tslab-arrow-${c.slice(1)}`;
+    const id = `tslab-arrow-${drawing}-${c.slice(1)}`;
     markers.set(id, s('marker', { id, viewBox: '0 0 8 8', refX: 7, refY: 4, markerWidth: 7, markerHeight: 7, orient: 'auto' }, s('path', { d: 'M 0 0 L 8 4 L 0 8 z', fill: c })));
     return `url(#${id})`;
   };
