@@ -83,6 +83,7 @@ def test_typing_2_5_is_refused_at_the_field_and_the_badge_stays(lab, lab_page):
         expect(entries).to_have_count(count + 2)
         expect(current).to_contain_text("-> 3")
         page.screenshot(path=str(ARTIFACTS / "lab-field-undone.png"))
+        studio.locator(".tslab-studio-switch").get_by_text("schedule", exact=True).click()  # 1000 px: one view
         studio.locator(".tslab-lane .tslab-step").first.focus()  # the keys act outside a text field too
         page.keyboard.press("Control+Shift+z")
         expect(badge).to_have_attribute("data-status", "CAPACITY", timeout=30_000)

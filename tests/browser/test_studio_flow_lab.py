@@ -1,8 +1,8 @@
 """The Studio of the kernels people come to design, in JupyterLab in Chromium at 1000 and 1600 px wide.
 
 For each Studio, read from the page: no node of the flow diagram overlaps another or is crossed by an edge
-(bounding boxes, and points along each edge's path), no SVG text is under 11 px, and with the first ``num_stages``
-field focused the verdict badge and the memory map are in the viewport. And the saved output of tutorial 01's first
+(bounding boxes, and points along each edge's path), every edge has its arrowhead, no SVG text is under 11 px, and with the first ``num_stages``
+field focused the verdict badge and the memory map are in the viewport (at 1000 px the switch then shows the flow). And the saved output of tutorial 01's first
 editor (opened as committed, no kernel behind it) shows SAFE, the design its cell made, not a later cell's edit.
 Screenshots: ``test-artifacts/studio-<design>-<width>.png`` (the Studio at its top) and ``...-flow-...png``.
 """
@@ -49,6 +49,11 @@ FLOW_JS = """
     }
   }));
   for (const path of svg.querySelectorAll('.tslab-flow-arrow')) {
+    // its arrowhead: the page's first element of that id must be this drawing's own (another may be hidden)
+    const head = document.getElementById((path.getAttribute('marker-end') || '').slice(5, -1));
+    if (!head || !svg.contains(head)) {
+      found.push(path.dataset.resource + ' ' + path.dataset.from + ' -> ' + path.dataset.to + ' has no arrowhead');
+    }
     const m = path.getScreenCTM();
     const length = path.getTotalLength();
     for (let s = 0; s <= length; s += 2) {
@@ -110,7 +115,7 @@ def _studios(lab, page) -> None:
         page.wait_for_timeout(1_500)  # Lab lays out its panels again, the views redraw
         for i, name in enumerate(designs):
             studio = studios.nth(i)
-            studio.locator(".tslab-flow-svg").wait_for(timeout=60_000)
+            studio.locator(".tslab-flow-svg").wait_for(state="attached", timeout=60_000)
             expect(studio.locator(".tslab-studio-badge .tslab-badge")).to_have_attribute("data-status", "SAFE",
                                                                                           timeout=60_000)
             studio.evaluate("e => e.scrollIntoView({block: 'start'})")  # arriving at the Studio
@@ -126,12 +131,18 @@ def _studios(lab, page) -> None:
                         or box["x"] + box["width"] > view["width"]:
                     problems.append(f"{width} {name}: {part} is not in the viewport while num_stages is focused: {box}")
             page.screenshot(path=str(ARTIFACTS / f"studio-{name}-{width}.png"))
+            switch = studio.locator(".tslab-studio-switch")
+            if switch.is_visible():  # a narrow Studio shows one of map, flow and schedule: the flow now
+                switch.get_by_text("flow", exact=True).click()
+                studio.locator(".tslab-flow-svg").wait_for(timeout=30_000)
             problems += [f"{width} {name}: {p}" for p in studio.evaluate(FLOW_JS)]
             problems += [f"{width} {name}: {p}" for p in small_text(studio)]
             flow = studio.locator(".tslab-studio-flow")
             flow.scroll_into_view_if_needed()
             page.wait_for_timeout(300)
             flow.screenshot(path=str(ARTIFACTS / f"studio-{name}-flow-{width}.png"))
+            if switch.is_visible():
+                switch.get_by_text("memory map", exact=True).click()
     assert page.get_by_text("Error displaying widget").count() == 0
     assert page.console_errors == []
     if problems:

@@ -1,7 +1,7 @@
 """``Studio``: the verdict on top with the one history (undo, redo, the newest edits) beside it; both editors and a
 GPU tab in a column of their own; the memory map and the resource/task flow (click a ring to edit that pipeline)
-beside them (the map above them where the output is narrow); the schedule swimlane (drag to reorder) across the
-bottom, headed by the verdict's status.
+beside them; the schedule swimlane (drag to reorder) across the bottom, headed by the verdict's status. Where the
+output is narrower than 860 px, one of the map, the flow and the swimlane shows under the editors (``view_switch``).
 
 Every accepted edit becomes the current design at once and is re-checked in the background (debounced;
 a newer edit supersedes a running check). ``wait()`` blocks until the newest design's verdict is shown. The GPU
@@ -42,6 +42,8 @@ from .view_writer import ViewWriter
 CHART_WIDTH = 640  # px at most: the map takes the width its column gives (one map, or two side by side)
 WAIT_STEP = 0.2  # seconds between redraws while wait() blocks
 UNSAFE = frozenset({"DEADLOCK", "RACE", "PDL-ORDER"})
+#: The views a narrow Studio switches between under its editors (all three side by side from 860 px).
+VIEWS = ("memory", "flow", "schedule")
 
 
 def counterexample_view(verdict: Verdict) -> widgets.Widget | None:
@@ -127,8 +129,18 @@ class Studio(SavedOutput, widgets.HBox):
                                       baseline=baseline)
         self.editors = widgets.Tab(children=[self.pipeline_editor, self.schedule_editor, self.bench_panel])
         self.editors.titles = ("pipelines", "schedules", "GPU")
+        self.editors.observe(self._editors_tab, "selected_index")
         self._lanes_title = widgets.HTML("<b>schedule</b>")
-        self.children = [self._arrange()]
+        self.view_switch = widgets.ToggleButtons(
+            options=[("memory map", "memory"), ("flow", "flow"), ("schedule", "schedule")], value="memory",
+            tooltips=["what TS's allocators laid out", "the tasks and the pipelines between them",
+                      "each task's steps as TS expanded them, and a counterexample"],
+            style={"button_width": "auto"})
+        self.view_switch.add_class("tslab-studio-switch")
+        self.view_switch.observe(lambda change: self._show_view(change["new"]), "value")
+        self._grid = self._arrange()
+        self._show_view(self.view_switch.value)
+        self.children = [self._grid]
         self.add_class("tslab-studio")
         self._rechecker = Rechecker(self._checked, on_progress=self._progress, debounce=debounce,
                                     check_fn=self._check)
@@ -199,11 +211,12 @@ class Studio(SavedOutput, widgets.HBox):
     def _arrange(self) -> widgets.Box:
         """The Studio's parts in one grid (``tslab.css``).
 
-        The verdict heads it with the history beside (narrower than 860 px: below) it, so undo is next to what it
-        changes. At 860 px and more the editors sit in a column on the left beside the memory map and the flow;
-        narrower, the memory map comes first, then the editors. The editors scroll inside their own box, so the
-        verdict, the memory map and the field being typed in are in sight together; the swimlane spans the width
-        below (a schedule's lanes need it).
+        The verdict heads it with the history beside it (narrower than 600 px: below), so undo is next to what it
+        changes. At 860 px and more the editors sit in a column on the left beside the memory map and the flow, and
+        the swimlane spans the width below (a schedule's lanes need it). Narrower, the editors come first and one of
+        the memory map, the flow and the schedule below them, picked by ``view_switch`` (which follows the editors'
+        tab and an unsafe verdict's counterexample), so an edit and what it changes are on one screen. The editors
+        scroll inside their own box, so the verdict and the field being typed in are in sight together.
         """
         header = widgets.VBox([self._badge, self._states], layout=widgets.Layout(min_width="0"))
         header.add_class("tslab-studio-header")
@@ -216,10 +229,25 @@ class Studio(SavedOutput, widgets.HBox):
         lanes = widgets.VBox([self._lanes_title, self._swimlane, self._lane_note, self._counterexample],
                              layout=widgets.Layout(min_width="0"))
         lanes.add_class("tslab-studio-lanes")
-        grid = widgets.Box([header, self.history_view, memory, left, flow, lanes],
+        grid = widgets.Box([header, self.history_view, memory, left, self.view_switch, flow, lanes],
                            layout=widgets.Layout(width="100%", min_width="0"))
         grid.add_class("tslab-studio-grid")
         return grid
+
+    def _show_view(self, view: str) -> None:
+        """Which of the memory map, the flow and the schedule a narrow Studio shows under its editors (``tslab.css``:
+        from 860 px all three are shown and the switch is not)."""
+        for other in VIEWS:
+            self._grid.remove_class(f"tslab-view-{other}")
+        self._grid.add_class(f"tslab-view-{view}")
+
+    def _editors_tab(self, change: dict[str, Any]) -> None:
+        """The schedules tab brings the schedule into view, the pipelines tab the memory map (unless the flow is on
+        show: a ring clicked there opens the pipelines tab)."""
+        if change["new"] == 1:
+            self.view_switch.value = "schedule"
+        elif change["new"] == 0 and self.view_switch.value == "schedule":
+            self.view_switch.value = "memory"
 
     def _edited(self, design: Design, *, source: Any, label: str | None = None) -> None:
         if changes_nothing(self._design, design):  # the value already there, or a revert to the design on show
@@ -329,6 +357,8 @@ class Studio(SavedOutput, widgets.HBox):
         self.flow.show(verdict)
         view = type(self).counterexample_view(verdict)
         self._counterexample.children = [view] if view is not None else []
+        if verdict.status in UNSAFE and (self._drawn is None or self._drawn.status not in UNSAFE):
+            self.view_switch.value = "schedule"  # the counterexample is drawn under the lanes
         self._drawn = verdict
         self.refresh_saved(origin=self._edit_origin)
 
