@@ -287,3 +287,30 @@ def test_typing_the_value_already_there_is_no_edit_and_leaves_undo_off():
     assert studio.history.labels() == ["start", "smem_ring.num_stages 4 -> 5"] and studio.history.can_undo
     studio.close()
 
+
+
+def test_a_narrow_studio_shows_the_view_an_edit_changes():
+    """The switch over the memory map, the flow and the schedule (a narrow Studio shows one) follows the editors'
+    tab and brings the schedule, where the counterexample is drawn, when an edit makes the design unsafe."""
+    studio = Studio(design("tma_copy"), debounce=0.01)
+    grid = studio._grid
+    assert studio.view_switch.value == "memory" and "tslab-view-memory" in grid._dom_classes
+    studio.editors.selected_index = 1
+    assert studio.view_switch.value == "schedule"
+    assert "tslab-view-schedule" in grid._dom_classes and "tslab-view-memory" not in grid._dom_classes
+    studio.editors.selected_index = 0
+    assert studio.view_switch.value == "memory"
+    studio.view_switch.value = "flow"  # a ring clicked in the flow opens the pipelines tab: the flow stays
+    studio._flow_selected("smem_ring")
+    assert studio.view_switch.value == "flow"
+    studio.pipeline_editor.set("smem_ring", "num_stages", 1)
+    studio.wait(30)
+    assert studio.verdict.status == "SAFE" and studio.view_switch.value == "flow"  # nothing to show elsewhere
+    studio.close()
+    deadlock = Studio(design("demo_deadlock", stages=2), debounce=0.01)
+    assert deadlock.view_switch.value == "memory"
+    deadlock.pipeline_editor.set("smem_ring", "num_stages", 1)
+    deadlock.wait(30)
+    assert deadlock.verdict.status == "DEADLOCK" and deadlock.view_switch.value == "schedule"
+    assert deadlock._counterexample.children  # drawn under the lanes
+    deadlock.close()

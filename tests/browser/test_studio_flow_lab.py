@@ -1,9 +1,10 @@
 """The Studio of the kernels people come to design, in JupyterLab in Chromium at 1000 and 1600 px wide.
 
 For each Studio, read from the page: no node of the flow diagram overlaps another or is crossed by an edge
-(bounding boxes, and points along each edge's path), every edge has its arrowhead, no SVG text is under 11 px, and with the first ``num_stages``
-field focused the verdict badge and the memory map are in the viewport (at 1000 px the switch then shows the flow). And the saved output of tutorial 01's first
-editor (opened as committed, no kernel behind it) shows SAFE, the design its cell made, not a later cell's edit.
+(bounding boxes, and points along each edge's path), every edge has its arrowhead, no SVG text is under 11 px, and
+with the first ``num_stages`` field focused the verdict badge and the memory map are in the viewport (at 1000 px
+the switch then shows the flow). And the saved output of tutorial 01's first editor (opened as committed, no kernel
+behind it) shows SAFE, the design its cell made, not a later cell's edit.
 Screenshots: ``test-artifacts/studio-<design>-<width>.png`` (the Studio at its top) and ``...-flow-...png``.
 """
 
