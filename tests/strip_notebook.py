@@ -1,5 +1,6 @@
 """Keep executed tutorials lean and stable: drop saved widget state and widget-view outputs (the text/plain
-stays), and write the kernelspec JupyterLab writes, so opening a tutorial does not rewrite it.
+stays), and write the kernelspec JupyterLab writes, so opening a tutorial does not rewrite it, and the ``tslab``
+metadata that marks a tslab notebook (the lab extension then wraps its printed output between words).
 
     python tests/strip_notebook.py notebooks/06_open_your_kernel.ipynb [...]
 
@@ -21,6 +22,7 @@ def strip(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    nb.metadata["tslab"] = {"notebook": 1}
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             output.get("data", {}).pop(WIDGET_VIEW, None)

@@ -157,7 +157,12 @@ export function designNotebookStem(design: unknown): string {
   return stem || 'design';
 }
 
-/** nbformat 4 JSON of code cells, with the Python 3 kernelspec (so Lab asks for no kernel). */
+/** The notebook metadata key that marks a tslab notebook (the tutorials, the notebooks this extension writes): its
+ * printed output wraps between words (`notebook_marks.ts`). */
+export const TSLAB_NOTEBOOK_KEY = 'tslab';
+export const TSLAB_NOTEBOOK_METADATA = { notebook: 1 };
+
+/** nbformat 4 JSON of code cells, with the Python 3 kernelspec (so Lab asks for no kernel), marked as tslab's. */
 export function notebookJSON(cells: Cell[]): Record<string, unknown> {
   return {
     // nbformat 4.5 gives every cell an id (unique in its notebook); without one the server warns and adds its own
@@ -168,7 +173,8 @@ export function notebookJSON(cells: Cell[]): Record<string, unknown> {
     ),
     metadata: {
       kernelspec: { display_name: 'Python 3 (ipykernel)', language: 'python', name: 'python3' },
-      language_info: { name: 'python' }
+      language_info: { name: 'python' },
+      [TSLAB_NOTEBOOK_KEY]: TSLAB_NOTEBOOK_METADATA
     },
     nbformat: 4,
     nbformat_minor: 5

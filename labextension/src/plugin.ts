@@ -23,6 +23,7 @@ import {
   openDesignCells
 } from './notebooks';
 import { studioIcon, tutorialsIcon } from './icons';
+import { markTslabNotebook } from './notebook_marks';
 import { addLiveOrSaved } from './renderers/live';
 import { OPEN_DESIGN_EVENT, OpenDesignDetail } from './views/design';
 
@@ -41,7 +42,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
   optional: [ILauncher, IDefaultFileBrowser, ILayoutRestorer, INotebookTracker],
   activate: (app: JupyterFrontEnd, launcher: ILauncher | null, browser: IDefaultFileBrowser | null, _restorer: ILayoutRestorer | null, notebooks: INotebookTracker | null) => {
     // tslab widgets' outputs: live while the kernel has their model, their saved payload otherwise
-    notebooks?.widgetAdded.connect((_, panel) => addLiveOrSaved(panel.content.rendermime));
+    notebooks?.widgetAdded.connect((_, panel) => {
+      addLiveOrSaved(panel.content.rendermime);
+      void markTslabNotebook(panel); // tslab's notebooks wrap printed output between words
+    });
     const here = () => browser?.model.path ?? '';
     app.commands.addCommand(CommandIDs.newDesign, {
       label: 'New design notebook',

@@ -77,3 +77,24 @@ describe('the notebook a saved Studio opens', () => {
   });
 });
 
+
+describe("tslab's notebooks", () => {
+  it('carry the metadata that marks them, and their panel gets the class while it is there', async () => {
+    const { markTslabNotebook, TSLAB_NOTEBOOK_CLASS } = await import('../src/notebook_marks');
+    const nb = notebookJSON(['print(1)']) as { metadata: Record<string, unknown> };
+    expect(nb.metadata.tslab).toEqual({ notebook: 1 });
+    const listeners: (() => void)[] = [];
+    let metadata: Record<string, unknown> = { ...nb.metadata };
+    const classes = new Set<string>();
+    const panel = {
+      context: { ready: Promise.resolve() },
+      model: { getMetadata: (key: string) => metadata[key], metadataChanged: { connect: (fn: () => void) => listeners.push(fn) } },
+      toggleClass: (name: string, force?: boolean) => (force ? classes.add(name) : classes.delete(name))
+    };
+    await markTslabNotebook(panel);
+    expect(classes.has(TSLAB_NOTEBOOK_CLASS)).toBe(true);
+    metadata = { kernelspec: {} }; // someone removed it: an ordinary notebook again
+    listeners.forEach(fn => fn());
+    expect(classes.has(TSLAB_NOTEBOOK_CLASS)).toBe(false);
+  });
+});

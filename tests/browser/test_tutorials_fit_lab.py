@@ -36,25 +36,28 @@ TOO_WIDE_JS = """
 """
 
 
-#: Words of a replay player's state tables, legends and captions that the page breaks across two lines ("runnab|le",
-#: "EpilogueT|ask"): each word's rectangles, one per line it is drawn on.
+#: Words of a replay player's state tables, legends and captions, and of printed output, that the page breaks across
+#: two lines ("runnab|le", "EpilogueT|ask"): each word's rectangles, one per line it is drawn on. A hyphen is a place
+#: to break; a word wider than its box on its own (a PTX instruction's name) can only be broken.
 BROKEN_WORDS_JS = """
 (parts) => parts.flatMap((part) => {
   const out = [];
   const walker = document.createTreeWalker(part, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    for (const m of node.textContent.matchAll(/\\S+/g)) {
+    for (const m of node.textContent.matchAll(/[^\\s-]+/g)) {
       const range = document.createRange();
       range.setStart(node, m.index);
       range.setEnd(node, m.index + m[0].length);
-      const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
-      if (tops.size > 1) out.push(m[0]);
+      const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+      const tops = new Set(rects.map((r) => Math.round(r.top)));
+      const wide = rects.reduce((w, r) => w + r.width, 0) > part.clientWidth;
+      if (tops.size > 1 && !wide) out.push(m[0]);
     }
   }
   return out;
 })
 """
-BROKEN_WORDS_IN = ".tslab-player-panel td, .tslab-legend-item, .tslab-player-caption"
+BROKEN_WORDS_IN = ".tslab-player-panel td, .tslab-legend-item, .tslab-player-caption, .jp-RenderedText pre"
 
 
 def _broken_words(page, width: int) -> list[str]:
