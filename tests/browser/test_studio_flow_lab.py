@@ -96,8 +96,10 @@ def _put_notebook(lab: str, name: str, designs: dict[str, str]) -> None:
 def test_the_studios_read_well_at_1000_and_1600_px(lab, lab_page):
     try:
         _studios(lab, lab_page)
-    except Exception:
+    except Exception as exc:
         lab_page.screenshot(path=str(ARTIFACTS / "studio-failure.png"))
+        if lab_page.console_errors:  # a view that failed to draw says why only here
+            exc.add_note("console errors:\n" + "\n".join(lab_page.console_errors))
         raise
 
 
