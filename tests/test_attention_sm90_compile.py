@@ -58,3 +58,27 @@ def test_pingpong_issues_each_gemm_once_per_step_without_injected_waits():
     out = _compile({})
     assert out["ptx"].count("wgmma.mma_async") == 2 * 4 * 8  # two warpgroup tasks x four GEMMs x 8 k-steps
     assert out["ptx"].count("wgmma.wait_group.sync.aligned") == 2 * 4
+
+
+@pytest.mark.parametrize("params", [{}, {"causal": True}, attn.HEAD_DIM_64], ids=str)
+def test_the_k_v_loop_is_lean(params):
+    """The ping-pong's K/V loop in SASS, once per warpgroup task: 16 wgmmas (8 QK^T, 8 PV) and about 600
+    instructions a K/V tile, of which the mask (taken only on tiles that need one) is one compare and one select a
+    score. Two regressions it catches: the mask as a runtime ``if`` per element (1,642 instructions, ~960 FSEL),
+    and P converted at the end of the softmax's step, which ptxas carried across the loop's back edge as fp32
+    copies (64 moves) and converted twice (711 instructions, 64 F2FP)."""
+    from tests.sass import loops
+
+    out = _compile(params)
+    p = {**attn.PARAMS, **params}
+    scores = 64 * p["tile_n"] // 128  # S elements a thread holds: a warpgroup's 64 rows x tile_n over 128 threads
+    wgmmas = p["head_dim"] // 16 + p["tile_n"] // 16  # QK^T's k16 steps over head_dim, PV's over tile_n
+    found = [ops for ops in loops(out["cubin"]) if ops["HGMMA"]]
+    body = [ops for ops in found if ops["HGMMA"] == wgmmas][:2]
+    assert len(body) == 2, f"expected one K/V loop per MMA warpgroup task, found {[dict(o) for o in found[:4]]}"
+    for ops in body:
+        assert ops["MUFU"] <= scores + 4, ops  # one exp2 a score, and a rescale factor per row
+        assert ops["F2FP"] == scores // 2, ops  # P packed two to a register, once
+        assert ops["FSEL"] <= scores + 8, ops
+        assert ops["MOV"] + ops["IMAD"] <= 16, ops
+        assert sum(ops.values()) <= 10 * scores + 40, ops

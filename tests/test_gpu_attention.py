@@ -115,7 +115,8 @@ def test_matches_fp32_reference_on_every_shape(dtype, head_dim, causal):
 VARIANTS = [
     {"overlap": False}, {"schedule": "cooperative"}, attn.ONE_WARPGROUP, {**attn.ONE_WARPGROUP, "overlap": False},
     {"persistent": True}, {"persistent": True, "causal": True}, {"tile_n": 96, "kv_stages": 6}, attn.ALIASED,
-    {"kv_stages": 2},
+    {"kv_stages": 2}, {"kv_stages": 5}, {"kv_stages": 5, "causal": True},
+    {**attn.HEAD_DIM_64, "kv_stages": 8, "causal": True}, {"overlap": False, "causal": True},
     {"wg_rows": 128, "head_dim": 64, "tile_n": 64},
 ]
 

@@ -18,16 +18,18 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
                -> smem_kv (TmaAsync, kv_stages; a stage holds a K or a V tile, in the order they are read)
     smem_q, smem_kv --MmaTask0 [warps 0-3], MmaTask1 [warps 4-7] (ping-pong; one MmaTask [warps 0..W-1]
                otherwise), each with registers of its own (S, P, O, row max and sums):
-               head: wait Q; start; wait K0 -> [turn] S = Q K0^T [turn] -> wait S -> release K0 -> softmax -> P
-               loop i >= 1: wait K_i -> [turn] S = Q K_i^T; wait V_i-1 -> O += P V_i-1 [turn] -> wait S ->
-               release K_i -> softmax (under the PV wgmma) -> wait PV -> release V_i-1 -> rescale O, P = S
-               tail: wait V_last -> [turn] O += P V_last [turn] -> wait PV -> release; release Q; acquire smem_o
+               head: wait Q; start; wait K0 -> [turn] S = Q K0^T [turn] -> wait S -> release K0 -> softmax
+               loop i >= 1: wait K_i -> [turn] P = S (to 16 bits), S = Q K_i^T; wait V_i-1 -> O += P V_i-1 [turn]
+               -> wait S -> release K_i -> softmax (under the PV wgmma) -> wait PV -> release V_i-1 -> rescale O
+               tail: wait V_last -> [turn] P = S, O += P V_last [turn] -> wait PV -> release; release Q; acquire smem_o
                -> O / sum -> stmatrix -> commit; LSE -> gmem_lse
     smem_o  --EpilogueTask [warps W+1..W+3]: wait -> TMA store O -> release--> gmem_o
     [turn] = mma_turn (AsyncAsync, 1 stage, ping-pong only): MmaTask0 acquires and commits it around its GEMMs,
              MmaTask1 waits and releases it around its own, so the two issue their wgmmas in turns
     overlap=False: loop i: wait K_i -> [turn] S [turn] -> wait S -> release -> softmax, rescale -> wait V_i ->
-             [turn] O += P V_i [turn] -> wait PV -> release (the ring is filled K0, V0, K1, V1, ...)
+             [turn] P = S, O += P V_i [turn] -> wait PV -> release (the ring is filled K0, V0, K1, V1, ...)
+    P = S: the softmax leaves P in fp32 in S's registers; the step that issues the PV wgmma converts it just
+             before (``convert``), so P has one 16-bit copy per use and none lives across the loop's back edge
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release
 
@@ -359,7 +361,7 @@ class _Schedules:
             """Wait for K, issue S = Q K^T in turn (and with ``pending`` the PV wgmma of the previous V)."""
             kv.wait()
             take(t)
-            kv.multiply_qk()
+            kv.multiply_qk(convert=bool(pending))  # P out of S before S = Q K^T overwrites it
             if pending:
                 kv.wait()
                 kv.multiply_pv()
@@ -370,7 +372,7 @@ class _Schedules:
         def values(kv: Any, t: Any) -> None:
             kv.wait()
             take(t)
-            kv.multiply_pv()
+            kv.multiply_pv(convert=True)
             give(t)
             kv.wgmma_wait(pending=0)
             kv.release()

@@ -117,6 +117,15 @@ def acc_as_a_operand(acc: Any) -> Any:
     return cute.make_tensor(acc.iterator, frag)
 
 
+@cute.jit
+def convert_p(st: Any, dtype: cutlass.Constexpr) -> None:
+    """P (fp32 in S's registers, the last softmax's output) converted into the PV wgmma's A operand. Done by the
+    step that issues that wgmma, just before it: P then has one use in the loop and one after it, each converted
+    where it is read, and ptxas neither carries a copy of fp32 P across the loop's back edge nor converts twice
+    (converting at the end of the softmax's step did both: ~100 more instructions a K/V tile)."""
+    st.p.store(acc_as_a_operand(st.s).load().to(dtype))
+
+
 class SoftmaxState:
     """One MMA task's registers (GPU path): S, P (the PV wgmma's A operand), O, and the online softmax's running
     row max, partial row sums and last rescale factors, all fp32 but P. Each MMA task owns one; TS hands it to the
@@ -237,14 +246,20 @@ class SmemQ(MemoryResource):
         if needs_mask:
             coords = acc_mn_view(self.mma_qk.get_slice(tidx).partition_C(
                 cute.make_identity_tensor((geo.task_rows, geo.tile_n))))
+            # A thread's columns are its first one plus compile-time offsets: one compare and one select per
+            # element against the row's limit, relative to that first column. (A runtime ``if`` per element
+            # became a branch that carried all of S, ~15 selects per element.)
+            col0 = coords[0, 0][1]
             for r in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
                 row = first_row + coords[r, 0][0]
                 limit = self.ext.seqlen_k - first_col  # columns at or past it are masked
                 if cutlass.const_expr(geo.causal):
                     limit = cutlass.min(limit, row + 1 + self.ext.seqlen_k - self.ext.seqlen_q - first_col)
+                limit = limit - col0
                 for c in cutlass.range_constexpr(cute.size(s_mn, mode=[1])):
-                    if coords[r, c][1] >= limit:
-                        s_mn[r, c] = -cutlass.Float32.inf
+                    offset = coords[r, c][1] - col0
+                    s_mn[r, c] = cutlass.Float32(cutlass.select_(
+                        offset >= limit, -cutlass.Float32.inf, s_mn[r, c]))
         for r in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
             row = s_mn[r, None].load()
             new_max = cute.arch.warp_reduction_max(row.reduce(cute.ReductionOp.MAX, st.row_max[r], 0),
@@ -261,13 +276,13 @@ class SmemQ(MemoryResource):
     @consumer_work
     @cute.jit
     def rescale(self, stage_info: StageInfo) -> None:
-        """O's rows times the last softmax's factors, and P (fp32 in S's registers) converted into the PV wgmma's
-        A operand; after the PV wgmma that read O and the previous P has finished."""
+        """O's rows times the last softmax's factors, after the PV wgmma that read O and the previous P has
+        finished. (P stays fp32 in S's registers until the wgmma that reads it converts it: see
+        :func:`convert_p`.)"""
         st = stage_info.task_cache
         o_mn = acc_mn_view(st.o)
         for r in cutlass.range_constexpr(cute.size(o_mn, mode=[0])):
             o_mn[r, None].store(o_mn[r, None].load() * st.row_scale[r])
-        st.p.store(acc_as_a_operand(st.s).load().to(self.geo.dtype))
 
     @consumer_work
     @cute.jit
@@ -335,8 +350,12 @@ class SmemKV(MemoryResource):
 
     @consumer_work
     @cute.jit
-    def multiply_qk(self, stage_info: StageInfo) -> None:
-        """Issue S = Q K^T for the K tile in this stage (S overwritten) and commit it as one wgmma group."""
+    def multiply_qk(self, stage_info: StageInfo, *, convert: cutlass.Constexpr[bool] = False) -> None:
+        """Issue S = Q K^T for the K tile in this stage (S overwritten) and commit it as one wgmma group; with
+        ``convert`` the last softmax's P is first taken out of S into the PV wgmma's operand (the overlap: the
+        PV wgmma that reads it is issued next)."""
+        if cutlass.const_expr(convert):
+            convert_p(stage_info.task_cache, self.geo.dtype)
         sQ, sK, tidx = self._operands(stage_info)
         mma = self.mma_qk.__new_from_mlir_values__(self.mma_qk.__extract_mlir_values__())
         thr = mma.get_slice(tidx // 128 * 128)
@@ -352,9 +371,12 @@ class SmemKV(MemoryResource):
 
     @consumer_work
     @cute.jit
-    def multiply_pv(self, stage_info: StageInfo) -> None:
+    def multiply_pv(self, stage_info: StageInfo, *, convert: cutlass.Constexpr[bool] = False) -> None:
         """Issue O += P V for the V tile in this stage, P from registers (the A operand), V^T from SMEM, and
-        commit it as one wgmma group."""
+        commit it as one wgmma group; with ``convert`` P is first converted out of S (no QK^T wgmma came
+        between: the tail, or the schedule without the overlap)."""
+        if cutlass.const_expr(convert):
+            convert_p(stage_info.task_cache, self.geo.dtype)
         _, sV, tidx = self._operands(stage_info)
         # V^T: (d, tile_n, stages), head_dim contiguous (MN-major B operand).
         sVt = cute.composition(sV, cute.make_ordered_layout((self.head_dim, self.tile_n, cute.size(sV, mode=[2])),
