@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 IssueKind = Literal["invalid-config", "capacity", "deadlock", "race", "pdl-order", "schedule", "input",
-                    "unfaithful-edit", "blocked-assumed"]
+                    "unfaithful-edit", "blocked-assumed", "stage-binding"]
 ISSUE_KINDS: tuple[str, ...] = ("invalid-config", "capacity", "deadlock", "race", "pdl-order", "schedule", "input",
-                                "unfaithful-edit", "blocked-assumed")
+                                "unfaithful-edit", "blocked-assumed", "stage-binding")
 
 
 @dataclass(frozen=True)

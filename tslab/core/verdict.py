@@ -36,11 +36,20 @@ class Verdict:
     failed_checks: list[str] = field(default_factory=list)  # TS's TaskManager checks that failed, by method name
     trips: dict[str, Any] | None = None  # the trip counts checked in place of TS's one-trip assumption
     tasks: list[dict[str, Any]] = field(default_factory=list)  # each task's warps and loop (``tables.task_rows``)
+    #: What the verdict does not cover and the schedule suggests is wrong (``stage_binding``): never an error, the
+    #: status stays TS's.
+    cautions: list[Issue] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """True only when TS found no error and the checker proved every interleaving safe."""
         return not self.errors and self.checker.is_safe
+
+    @property
+    def shown_cautions(self) -> list[Issue]:
+        """The cautions a reader is shown: only beside a verdict without errors (what SAFE does not cover; under a
+        DEADLOCK or a RACE the counterexample says more)."""
+        return [] if self.errors else list(self.cautions)
 
     @property
     def status(self) -> str:
@@ -87,7 +96,8 @@ class Verdict:
                             "max_states": c.max_states, "runs": c.runs, "context": c.context,
                             "strategy": c.strategy, "prover": c.prover, "ts_states": c.ts_states,
                             "deadlocks": c.deadlocks, "races": c.races, "pdl_order": c.pdl_order},
-                "trips": self.trips, "seconds": round(self.seconds, 4)}
+                "trips": self.trips, "cautions": [c.to_dict() for c in self.cautions],
+                "seconds": round(self.seconds, 4)}
 
     def text(self) -> str:
         """A readable multi-line summary."""
@@ -113,6 +123,9 @@ class Verdict:
                 else f"fails at n={self.trips['failed_at']}"))
         for issue in self.errors:
             lines.extend("  " + line for line in str(issue).splitlines())
+        for caution in self.shown_cautions:
+            lines.extend("  caution " + line if i == 0 else "  " + line
+                         for i, line in enumerate(str(caution).splitlines()))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -128,7 +141,7 @@ class Verdict:
                 f'border-radius:4px;font-weight:bold">{self.status}</span> <code>{name}</code>'
                 f"<br>SMEM {self.smem_used:,} / {self.smem_capacity:,} B; alias savings {self.alias_savings:,} B;"
                 f" checker: {html.escape(c.verdict)}, {html.escape(c.states_text())}"
-                + (f"<ul>{rows}</ul>" if rows else "") + "</div>")
+                + (f"<ul>{rows}</ul>" if rows else "") + _cautions_html(self.shown_cautions) + "</div>")
 
     def layout_rows(self) -> list[dict[str, Any]]:
         """TS's memory layout table as JSON-plain rows (what the memory maps draw)."""
@@ -172,7 +185,7 @@ class Verdict:
         c = self.checker
         return {"tslab_verdict": 1, "kernel": self.design.kernel if self.design is not None else "design",
                 "status": self.status, "ok": self.ok, "errors": [e.to_dict() for e in self.errors],
-                "warnings": list(self.warnings),
+                "warnings": [f"caution: {c.where}: {c.message}" for c in self.shown_cautions] + list(self.warnings),
                 "memory": self.memory(), "layout": self.layout_rows(), "schedule": self.schedule_rows(),
                 "tasks": self.tasks, "rings": self.rings(),
                 "checker": {"verdict": c.verdict, "states_explored": c.states_explored,
@@ -185,6 +198,15 @@ class Verdict:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {mime.VERDICT: self.to_mime(), "text/plain": self.text(), "text/html": self._repr_html_()}
+
+
+def _cautions_html(cautions: list[Issue]) -> str:
+    """The cautions in amber, each with its hint (empty when there are none)."""
+    if not cautions:
+        return ""
+    items = "".join(f"<li><b>caution</b> at {html.escape(c.where)}: {html.escape(c.message)}"
+                    f"<br><i>hint: {html.escape(c.hint)}</i></li>" for c in cautions)
+    return f'<ul class="tslab-cautions" style="color:#9a6700">{items}</ul>'
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

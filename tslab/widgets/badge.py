@@ -20,6 +20,11 @@ def badge_html(verdict: Any, *, checking: str = "") -> str:
         text += (f' <span class="tslab-first-error"><b>{html.escape(first.where)}</b>: '
                  f"{html.escape(first.message)}" + (f"<br><i>hint: {html.escape(first.hint)}</i>" if first.hint else "")
                  + "</span>")
+    cautions = getattr(verdict, "cautions", None)
+    if cautions and not verdict.errors:  # SAFE, and yet: what the check does not cover
+        first = cautions[0]
+        text += (f' <span class="tslab-caution" style="color:#9a6700"><b>caution, {html.escape(first.where)}</b>: '
+                 f"{html.escape(first.message)}<br><i>hint: {html.escape(first.hint)}</i></span>")
     if checking:
         text += f' <span class="tslab-checking">{html.escape(checking)}</span>'
     return f'<div class="tslab-badge" data-status="{html.escape(status)}">{text}</div>'

@@ -1,0 +1,59 @@
+"""Cautions about what a SAFE verdict does not cover: which stage a work step reads.
+
+TS binds a consumer's work step to the stage of that resource's *last* wait (with ``advance_on_wait``, the stage
+the wait just passed). A schedule that waits on a resource twice with no work or release of it in between is
+checked as any other (the order of waits, commits and releases can be SAFE), but the work that follows reads the
+second stage only: the first stage it waited for is never worked on. Moving ``wait V`` ahead of ``multiply_qk`` in
+the attention ping-pong is such an edit: SAFE, and Q K^T would multiply the V tile. These are cautions, not errors:
+the verdict stays TS's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ..errors import Issue
+
+KIND = "stage-binding"
+_HINT = ("give the first wait its work (or release) before the second wait, or have the work address the earlier "
+         "stage itself: a work step reads the stage of its resource's last wait")
+
+
+def unworked_waits(schedule: pd.DataFrame) -> list[Issue]:
+    """One caution per consumer wait whose stage no work step of that task can read: a second wait on the same
+    resource follows it with no ``ConsumerWork`` or ``ConsumerRelease`` of the resource between (per task, its
+    sections in order)."""
+    cautions: list[Issue] = []
+    if schedule is None or schedule.empty:
+        return cautions
+    for task, steps in schedule.groupby("task", sort=False):
+        pending: dict[str, Any] = {}  # resource -> the wait not yet followed by a work or release
+        for row in steps.itertuples(index=False):
+            if row.stage == "ConsumerWait":
+                first = pending.get(row.resource)
+                if first is not None:
+                    work = _next_work(steps, row)
+                    cautions.append(Issue(
+                        KIND, f"task '{task}', {row.section} step {row.index}",
+                        f"waits on '{row.resource}' again ({first.section} step {first.index} waited on it, and "
+                        f"nothing worked on or released that stage since): "
+                        + (f"'{work}' reads the second stage only" if work else "the first stage is never worked on"),
+                        _HINT))
+                pending[row.resource] = row
+            elif row.stage in ("ConsumerWork", "ConsumerRelease"):
+                pending.pop(row.resource, None)
+    return cautions
+
+
+def _next_work(steps: pd.DataFrame, wait: Any) -> str | None:
+    """The label of the first work step on ``wait``'s resource after it in the task's schedule."""
+    after = False
+    for row in steps.itertuples(index=False):
+        if row is wait or (row.section == wait.section and row.index == wait.index):
+            after = True
+            continue
+        if after and row.resource == wait.resource and row.stage == "ConsumerWork":
+            return row.label
+    return None
