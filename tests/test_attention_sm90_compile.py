@@ -31,6 +31,8 @@ CASES = [
     ({"overlap": False}, True),
     ({"schedule": "cooperative"}, True),
     (attn.ONE_WARPGROUP, True),
+    ({"tile_n": 176, "kv_stages": 3, "causal": True}, True),  # FlashAttention-3's non-causal tile: the widest rule
+    ({**attn.HEAD_DIM_64, "tile_n": 224}, True),
 ]
 
 

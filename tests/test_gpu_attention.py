@@ -117,7 +117,9 @@ VARIANTS = [
     {"persistent": True}, {"persistent": True, "causal": True}, {"tile_n": 96, "kv_stages": 6}, attn.ALIASED,
     {"kv_stages": 2}, {"kv_stages": 5}, {"kv_stages": 5, "causal": True},
     {**attn.HEAD_DIM_64, "kv_stages": 8, "causal": True}, {"overlap": False, "causal": True},
-    {"wg_rows": 128, "head_dim": 64, "tile_n": 64},
+    {"wg_rows": 128, "head_dim": 64, "tile_n": 64}, {"tile_n": 176, "kv_stages": 3},
+    {"tile_n": 176, "kv_stages": 3, "causal": True}, {"tile_n": 144}, {**attn.HEAD_DIM_64, "tile_n": 192},
+    {**attn.HEAD_DIM_64, "tile_n": 192, "causal": True},
 ]
 
 

@@ -115,10 +115,11 @@ TILE_N = tuple(range(64, 257, 16))
 #: 8 warps x (168 - 240) + 4 warps x (168 - 24) = 0.
 REGISTERS = {"mma": 240, "other": 24}
 #: fp32 S + fp32 O + 16-bit P registers a thread may hold (what 240 leaves after addresses, loop state, row
-#: statistics and the epilogue's conversion). FlashAttention-3's 64 x 176 tile at head_dim 128 holds 196; here it
-#: spilled 1.5 KB and drew ptxas' injected warpgroup.arrive (C7519) when compiled, as did 64 x 192 at head_dim 64
-#: (176): 160 is the largest that compiled clean (64 x 128 at head_dim 128).
-MAX_TILE_REGISTERS = 160
+#: statistics and the epilogue's conversion). With P converted where its wgmma reads it (no fp32 copy of P lives
+#: across the K/V loop's back edge), FlashAttention-3's 64 x 176 tile at head_dim 128 (196) and 64 x 192 (208)
+#: compile without spills or ptxas' injected waits, as does 64 x 224 at head_dim 64 (200); 64 x 256 at head_dim 64
+#: (224) spills. Before that change 160 was the most that compiled clean.
+MAX_TILE_REGISTERS = 208
 #: The epilogue warps: three, one of which stores, so that with the load warp they fill one warpgroup.
 EPILOGUE_WARPS = 3
 
