@@ -11,7 +11,6 @@ import pytest
 import tslab
 from tslab.core.stage_binding import unworked_waits
 from tslab.kernels import NAMES, attention_sm90, kernel_module
-from tslab.widgets.badge import badge_html
 
 
 def _schedule(*steps: tuple[str, str, str | None]) -> pd.DataFrame:
@@ -33,6 +32,12 @@ def test_a_work_or_release_between_two_waits_is_no_caution(between):
                                     ("kv", "ConsumerWork", "multiply_pv"))) == []
 
 
+def test_waits_on_a_resource_the_task_never_works_on_are_no_caution():
+    """FlashInfer's MMA task waits for K and V on ``smem_kv`` and reads them in work on its TMEM resources."""
+    assert unworked_waits(_schedule(("kv", "ConsumerWait", None), ("kv", "ConsumerWait", None),
+                                    ("tmem", "ProducerWork", "mma"), ("kv", "ConsumerRelease", None))) == []
+
+
 def test_waits_on_two_resources_are_no_caution():
     assert unworked_waits(_schedule(("q", "ConsumerWait", None), ("kv", "ConsumerWait", None),
                                     ("kv", "ConsumerWork", "multiply_qk"), ("q", "ConsumerWork", "softmax"))) == []
@@ -49,6 +54,8 @@ def _wait_for_v_before_the_turn(design, task):
 
 
 def test_the_attention_edit_tutorial_10_proves_safe_carries_a_caution_everywhere_a_verdict_is_shown():
+    from tslab.widgets.badge import badge_html  # the Jupyter stack: imported where used (GPU machines lack it)
+
     edited = attention_sm90.design()
     for task in ("MmaTask0", "MmaTask1"):
         edited = edited.with_schedule(task, _wait_for_v_before_the_turn(edited, task))
@@ -65,6 +72,8 @@ def test_the_attention_edit_tutorial_10_proves_safe_carries_a_caution_everywhere
 
 @pytest.mark.parametrize("name", NAMES)
 def test_no_catalog_design_shows_a_caution(name):
+    from tslab.widgets.badge import badge_html
+
     module = kernel_module(name)
     verdict = tslab.check(module.design())
     assert verdict.shown_cautions == [], [str(c) for c in verdict.cautions]
