@@ -152,3 +152,19 @@ def test_mutated_design_files_load_as_designs_or_are_refused_by_name(case):
     assert isinstance(verdict, Verdict)
     assert verdict.status in {"SAFE", "DEADLOCK", "RACE", "PDL-ORDER", "CAPACITY", "INVALID", "NOT PROVEN",
                               "BLOCKED (ASSUMED)"}
+
+
+def test_a_list_typed_into_a_whole_number_field_is_refused_and_undo_still_shows_the_design():
+    """Hypothesis' case: ``num_bytes=[0]`` passed through to TS (which took it), so the history held a design the
+    editor could not show, and undoing back to it raised."""
+    studio = Studio(design("tma_copy"), debounce=0)
+    try:
+        assert studio.pipeline_editor.set("smem_ring", "num_bytes", [0]) is False
+        refused = studio.pipeline_editor.errors[("smem_ring", "num_bytes")]
+        assert "num_bytes=[0] is not a whole number" in refused.message
+        assert len(studio.history) == 1
+        studio.pipeline_editor.set("smem_ring", "num_stages", 2)
+        studio.undo()
+        assert studio.wait(60) and studio.verdict.status == "SAFE"
+    finally:
+        studio.close()

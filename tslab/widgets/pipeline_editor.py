@@ -264,7 +264,8 @@ class PipelineEditor(DesignHolder, widgets.VBox):
             control = widgets.Checkbox(value=value is True, disabled=not editable, indent=False,
                                        layout=widgets.Layout(width="auto"))
         else:  # a whole number, typed as text: the editor parses it and refuses "2.5" or "x" with a message
-            control = widgets.Text(value=str(int(value or 0)), continuous_update=False, disabled=not editable,
+            shown = str(int(value)) if isinstance(value, int) else ("0" if value is None else repr(value))
+            control = widgets.Text(value=shown, continuous_update=False, disabled=not editable,
                                    layout=widgets.Layout(width=_CONTROL))
         control.add_class(f"tslab-field-{field}")
         control.observe(lambda change: self._edited(resource, field, _from_control(field, change["new"])), "value")

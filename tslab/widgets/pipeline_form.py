@@ -72,13 +72,13 @@ def parse_interleave(text: str, *, where: str) -> int | list[int]:
 def parse_whole(value: Any, *, field: str, where: str) -> Any:
     """Typed text (or a float) -> an int; anything that is not a whole number is refused, never rounded.
 
-    Other values pass through unchanged for TS to judge.
+    Ints (negative ones, 0) pass through unchanged for TS to judge.
     """
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
         return int(value)
-    if isinstance(value, (str, float)):
+    if not isinstance(value, int):  # text, a fraction, a list, None: TS's field is an int
         raise DesignError("input", where, f"{field}={value!r} is not a whole number; nothing was applied",
                           f"type an integer, e.g. {field}=2 or 3")
     return value
