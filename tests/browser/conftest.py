@@ -47,9 +47,15 @@ def _labextension(data: Path) -> None:
 
 
 def _quiet_settings(settings: Path) -> None:
-    path = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    """No news toast, and no autosave: every test runs a copy of the notebooks shared by the tests of its worker,
+    and a notebook autosaved after a run (JupyterLab's default, every 120 s: a slow run) holds views of that
+    kernel's widgets; the next test to open it then draws them with no model behind them ("widget model not
+    found" in the console, a javascript error box in the output)."""
+    for name, values in (("apputils-extension/notification", {"fetchNews": "false", "checkForUpdates": False}),
+                         ("docmanager-extension/plugin", {"autosave": False})):
+        path = settings / "@jupyterlab" / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
 
 
 def shut_down_kernels(url: str) -> list[str]:
