@@ -30,11 +30,12 @@ def unworked_waits(schedule: pd.DataFrame) -> list[Issue]:
     if schedule is None or schedule.empty:
         return cautions
     for task, steps in schedule.groupby("task", sort=False):
+        rows = list(steps.itertuples(index=False))  # the task's sections in order
         pending: dict[str, Any] = {}  # resource -> the wait not yet followed by a work or release
-        for row in steps.itertuples(index=False):
+        for i, row in enumerate(rows):
             if row.stage == "ConsumerWait":
                 first = pending.get(row.resource)
-                work = _next_work(steps, row) if first is not None else None
+                work = _next_work(rows[i + 1:], row.resource) if first is not None else None
                 if work is not None:  # no work of its own on the resource: the task reads its stages otherwise
                     cautions.append(Issue(
                         KIND, f"task '{task}', {row.section} step {row.index}",
@@ -47,13 +48,6 @@ def unworked_waits(schedule: pd.DataFrame) -> list[Issue]:
     return cautions
 
 
-def _next_work(steps: pd.DataFrame, wait: Any) -> str | None:
-    """The label of the first work step on ``wait``'s resource after it in the task's schedule."""
-    after = False
-    for row in steps.itertuples(index=False):
-        if row is wait or (row.section == wait.section and row.index == wait.index):
-            after = True
-            continue
-        if after and row.resource == wait.resource and row.stage == "ConsumerWork":
-            return row.label
-    return None
+def _next_work(rows: list[Any], resource: str) -> str | None:
+    """The label of the first work step on ``resource`` among ``rows``."""
+    return next((r.label for r in rows if r.resource == resource and r.stage == "ConsumerWork"), None)

@@ -20,8 +20,8 @@ def badge_html(verdict: Any, *, checking: str = "") -> str:
         text += (f' <span class="tslab-first-error"><b>{html.escape(first.where)}</b>: '
                  f"{html.escape(first.message)}" + (f"<br><i>hint: {html.escape(first.hint)}</i>" if first.hint else "")
                  + "</span>")
-    cautions = getattr(verdict, "cautions", None)
-    if cautions and not verdict.errors:  # SAFE, and yet: what the check does not cover
+    cautions = verdict.shown_cautions  # beside a verdict without errors only: what SAFE does not cover
+    if cautions:
         first = cautions[0]
         text += (f' <span class="tslab-caution" style="color:#9a6700"><b>caution, {html.escape(first.where)}</b>: '
                  f"{html.escape(first.message)}<br><i>hint: {html.escape(first.hint)}</i></span>")
