@@ -23,19 +23,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from labkit import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, TOKEN
+from labkit import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, TOKEN, record_kernel_messages, worker_suffix
 
 
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _worker_suffix() -> str:
-    """``-gw0``, ``-gw1``, ... in an xdist worker (each worker runs a server of its own), else nothing."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    return f"-{worker}" if worker else ""
 
 
 def _labextension(data: Path) -> None:
@@ -93,7 +87,7 @@ def lab(tmp_path_factory):
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     port = _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
-    log = (ARTIFACTS / f"lab-server{_worker_suffix()}.log").open("w")
+    log = (ARTIFACTS / f"lab-server{worker_suffix()}.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
                              f"--port={port}", "--ServerApp.port_retries=0",  # never another worker's server
                              f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
@@ -138,6 +132,7 @@ def lab_page(lab):
         page.console_errors = []
         page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
         page.on("pageerror", lambda e: page.console_errors.append(str(e)))
+        record_kernel_messages(page)
         try:
             yield page
         finally:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -13,6 +15,54 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 TOKEN = "tslab-browser-test"
+
+
+#: What the widget manager's restore from the kernel sends and what ends it (the kernel's reply either way).
+_RESTORE_SENT = "jupyter.widget.control"
+_RESTORE_ENDS = ("update_states", "comm_info_reply")
+
+
+def worker_suffix() -> str:
+    """``-gw0``, ``-gw1``, ... in an xdist worker (each worker runs a server of its own), else nothing."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return f"-{worker}" if worker else ""
+
+
+def lab_log_tail(lines: int = 40) -> str:
+    """The last lines of this worker's JupyterLab server log (its kernels' warnings too)."""
+    path = ARTIFACTS / f"lab-server{worker_suffix()}.log"
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+
+def record_kernel_messages(page) -> None:
+    """Keep, in ``page.restore_frames``, the kernel websocket frames that start and end a widget restore."""
+    page.restore_frames = []
+
+    def seen(direction: str, payload) -> None:
+        text = payload if isinstance(payload, str) else payload.decode("latin-1")
+        if direction == "sent" and _RESTORE_SENT in text:
+            page.restore_frames.append("sent")
+        elif direction == "received" and any(end in text for end in _RESTORE_ENDS):
+            page.restore_frames.append("ended")
+
+    page.on("websocket", lambda ws: (ws.on("framesent", lambda p: seen("sent", p)),
+                                     ws.on("framereceived", lambda p: seen("received", p))))
+
+
+def wait_for_widget_restore(page, since: int, timeout: float = 60.0) -> None:
+    """Wait until the notebook's widget manager has asked the new kernel for its widgets and had the answer.
+
+    Run before that, a cell's widgets race the restore: the manager may list the kernel's comms mid-run and open
+    from the page comms the kernel is still announcing, and a view then finds no model behind an id.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        frames = page.restore_frames[since:]
+        if "sent" in frames and "ended" in frames[frames.index("sent"):]:
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the widget manager did not restore from the kernel within {timeout:.0f} s: "
+                         f"frames {page.restore_frames[since:]}")
 
 
 def menu(page, menu_name: str, item: str) -> None:
@@ -24,11 +74,14 @@ def open_and_run(page, lab: str, notebook: str) -> None:
     """Open a tutorial in a fresh workspace, clear its saved outputs and run all its cells."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+    since = len(getattr(page, "restore_frames", ()))
     page.goto(f"{lab}/lab/tree/{notebook}?token={TOKEN}&reset")
     page.locator(".jp-NotebookPanel").first.wait_for(timeout=60_000)
     with contextlib.suppress(PlaywrightTimeout):  # Lab asks for a kernel if the specs load after the notebook
         page.locator(".jp-Dialog .jp-mod-accept").click(timeout=5_000)
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
+    if hasattr(page, "restore_frames"):  # a page of the lab_page fixture
+        wait_for_widget_restore(page, since)
     menu(page, "Edit", "Clear Outputs of All Cells")
     menu(page, "Run", "Run All Cells")
 

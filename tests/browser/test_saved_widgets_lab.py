@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from labkit import ARTIFACTS, TOKEN, menu, wait_until_run
+from labkit import ARTIFACTS, TOKEN, menu, wait_for_widget_restore, wait_until_run
 
 pytestmark = pytest.mark.browser
 
@@ -16,6 +16,7 @@ NOTEBOOK = "01_pipelines.ipynb"
 def _open(page, lab: str, *, reset: bool = True) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+    page.opened_at = len(page.restore_frames)
     page.goto(f"{lab}/lab/tree/{NOTEBOOK}?token={TOKEN}" + ("&reset" if reset else ""))
     page.locator(".jp-NotebookPanel").first.wait_for(timeout=60_000)
     with contextlib.suppress(PlaywrightTimeout):  # Lab asks for a kernel if the specs load after the notebook
@@ -58,6 +59,7 @@ def _drive(page, lab: str) -> None:
     page.screenshot(path=str(ARTIFACTS / "saved-1-before-run.png"))
 
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
+    wait_for_widget_restore(page, page.opened_at)
     menu(page, "Run", "Run All Cells")
     wait_until_run(page)
     _to_the_studio(page)

@@ -15,7 +15,7 @@ import json
 import urllib.request
 
 import pytest
-from labkit import ARTIFACTS, TOKEN, open_and_run, small_text
+from labkit import ARTIFACTS, TOKEN, lab_log_tail, open_and_run, small_text
 
 pytestmark = pytest.mark.browser
 WIDTHS = (1000, 1600)
@@ -100,6 +100,7 @@ def test_the_studios_read_well_at_1000_and_1600_px(lab, lab_page):
         lab_page.screenshot(path=str(ARTIFACTS / "studio-failure.png"))
         if lab_page.console_errors:  # a view that failed to draw says why only here
             exc.add_note("console errors:\n" + "\n".join(lab_page.console_errors))
+            exc.add_note("the lab server's log ends:\n" + lab_log_tail())
         raise
 
 

@@ -26,7 +26,7 @@ from .editing import DesignHolder, field_label
 from .knob_panel import KnobPanel
 
 AGENTS = ("Thread", "Warp", "ThreadBlock", "ThreadBlockCluster")
-_ROW = widgets.Layout(flex_flow="row wrap", align_items="center")
+_ROW = {"flex_flow": "row wrap", "align_items": "center"}  # a Layout each: no widget made at import
 _CONTROL = "190px"  # a label and its control side by side in the Studio's editors column
 
 

@@ -21,7 +21,7 @@ from .editing import DesignHolder
 from .history import describe_steps
 from .schedule_code import schedule_code
 
-_BUTTON = widgets.Layout(width="30px", padding="0", flex="0 0 30px")
+_BUTTON = {"width": "30px", "padding": "0", "flex": "0 0 30px"}  # a Layout each: no widget made at import
 
 
 class ScheduleEditor(DesignHolder, widgets.VBox):
