@@ -22,6 +22,11 @@ VARIANTS = [
     attn.ALIASED,
     {"kv_stages": 3},
     {"kv_tiles": 1},
+    attn.THREE_WARPGROUPS,
+    {**attn.THREE_WARPGROUPS, "causal": True},
+    {**attn.THREE_WARPGROUPS, "persistent": True},
+    {**attn.THREE_WARPGROUPS, "schedule": "cooperative"},
+    {**attn.THREE_WARPGROUPS, "kv_tiles": 1},
 ]
 
 
@@ -31,8 +36,8 @@ def test_variants_are_safe(params):
     assert verdict.status == "SAFE", verdict.text()
 
 
-@pytest.mark.parametrize("params", [{}, {"overlap": False}, {"persistent": True}, attn.ONE_WARPGROUP],
-                         ids=str)
+@pytest.mark.parametrize("params", [{}, {"overlap": False}, {"persistent": True}, attn.ONE_WARPGROUP,
+                                    attn.THREE_WARPGROUPS], ids=str)
 def test_ts_own_search_agrees(params):
     assert tslab.check(attn.design(**params), strategy="ts").status == "SAFE"
 
@@ -51,7 +56,36 @@ def test_pingpong_is_two_tasks_that_take_turns_and_get_the_registers():
     assert turn1[:3] == ["ConsumerWait", "ConsumerWork", "ConsumerRelease"]
     assert attn.block_warps(attn.PARAMS) == 12
     # TS's rule: the tasks' changes from the even share (65,536 / 384 -> 168 a thread) sum to at most 0.
-    assert 8 * (168 - attn.REGISTERS["mma"]) + 4 * (168 - attn.REGISTERS["other"]) <= 0
+    assert 8 * (168 - attn.REGISTERS[2]["mma"]) + 4 * (168 - attn.REGISTERS[2]["other"]) <= 0
+
+
+def test_three_warpgroups_take_turns_in_a_ring():
+    """Head dim 64's 192-row tile: three ping-pong tasks of 160 registers; turn k goes from warpgroup k to k + 1, so
+    each waits for the one before it. The first does not wait before its first GEMM and the last does not give
+    after its last, so every turn is given as often as it is taken, and TS's checker finds no deadlock."""
+    design = attn.design(**attn.THREE_WARPGROUPS)
+    tasks = {t.name: t for t in attn.build(**attn.THREE_WARPGROUPS).tasks}
+    assert [(tasks[f"MmaTask{k}"].warp_idx, tasks[f"MmaTask{k}"].num_registers) for k in range(3)] == [
+        (0, 160), (4, 160), (8, 160)]
+    assert [(tasks[n].warp_idx, tasks[n].num_registers) for n in ("LoadTask", "EpilogueTask")] == [(12, 24), (13, 24)]
+    assert attn.block_warps(design.params) == 16 and attn.tile_rows(design.params) == 192
+    # TS's rule at 512 threads (65,536 / 512 -> 128 a thread): 12 MMA warps up, 4 others down, summing to <= 0
+    assert 12 * (attn.REGISTERS[3]["mma"] - 128) + 4 * (attn.REGISTERS[3]["other"] - 128) <= 0
+
+    def turns(task: str) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for step in design.schedule(task):
+            if step[0].startswith("mma_turn") and step[1] in ("ConsumerWait", "ProducerCommit"):
+                found.setdefault(step[2], []).append(f"{step[1]} {step[0]}")
+        return found
+
+    assert turns("MmaTask0") == {"Head": ["ProducerCommit mma_turn0"],
+                                 "Loop": ["ConsumerWait mma_turn2", "ProducerCommit mma_turn0"],
+                                 "Tail": ["ConsumerWait mma_turn2", "ProducerCommit mma_turn0"]}
+    assert turns("MmaTask1")["Loop"] == ["ConsumerWait mma_turn0", "ProducerCommit mma_turn1"]
+    assert turns("MmaTask2") == {"Head": ["ConsumerWait mma_turn1", "ProducerCommit mma_turn2"],
+                                 "Loop": ["ConsumerWait mma_turn1", "ProducerCommit mma_turn2"],
+                                 "Tail": ["ConsumerWait mma_turn1"]}
 
 
 def test_the_ring_is_filled_in_the_order_the_warpgroups_read_it():
@@ -124,8 +158,11 @@ def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
     ({"head_dim": 96}, "param 'head_dim'.*not 64 or 128"),
     ({"dtype": "fp32"}, "param 'dtype'"),
     ({"schedule": "ping-pong"}, "did you mean 'pingpong'"),
-    ({"mma_warpgroups": 1}, "param 'mma_warpgroups'.*two warpgroups"),
-    ({"mma_warpgroups": 3, "schedule": "cooperative"}, "param 'mma_warpgroups'.*not 1 or 2"),
+    ({"mma_warpgroups": 1}, "param 'mma_warpgroups'.*two or three warpgroups"),
+    ({"mma_warpgroups": 4, "schedule": "cooperative"}, "param 'mma_warpgroups'.*not 1, 2 or 3"),
+    ({"mma_warpgroups": 3}, r"(?s)param 'mma_warpgroups'.*needs 160 registers .* over 128 .*use mma_warpgroups=2"),
+    ({**attn.THREE_WARPGROUPS, "tile_n": 144}, r"param 'tile_n'.*64 x 144 with head_dim=64 needs 140 registers"),
+    ({**attn.THREE_WARPGROUPS, "overlap": False}, "param 'overlap'.*three ping-pong warpgroups"),
     ({"wg_rows": 96}, "param 'wg_rows'"),
     ({"tile_n": 120}, "param 'tile_n'.*multiple of 16"),
     ({"tile_n": 256}, r"64 x 256 with head_dim=128 needs 256 registers"),

@@ -120,6 +120,8 @@ VARIANTS = [
     {"wg_rows": 128, "head_dim": 64, "tile_n": 64}, {"tile_n": 176, "kv_stages": 3},
     {"tile_n": 176, "kv_stages": 3, "causal": True}, {"tile_n": 144}, {**attn.HEAD_DIM_64, "tile_n": 192},
     {**attn.HEAD_DIM_64, "tile_n": 192, "causal": True},
+    attn.THREE_WARPGROUPS, {**attn.THREE_WARPGROUPS, "causal": True}, {**attn.THREE_WARPGROUPS, "dtype": "fp16"},
+    {**attn.THREE_WARPGROUPS, "persistent": True, "causal": True}, {**attn.THREE_WARPGROUPS, "schedule": "cooperative"},
 ]
 
 

@@ -26,6 +26,9 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
     smem_o  --EpilogueTask [warps W+1..W+3]: wait -> TMA store O -> release--> gmem_o
     [turn] = mma_turn (AsyncAsync, 1 stage, ping-pong only): MmaTask0 acquires and commits it around its GEMMs,
              MmaTask1 waits and releases it around its own, so the two issue their wgmmas in turns
+    three ping-pong warpgroups (head_dim 64, 192-row tiles): a ring of turns mma_turn0..2, turn k from MmaTask k to
+             MmaTask k + 1: each waits for the turn before it and gives its own after its GEMMs; MmaTask0 does not
+             wait before its head's GEMM, MmaTask2 gives nothing after its tail's
     overlap=False: loop i: wait K_i -> [turn] S [turn] -> wait S -> release -> softmax, rescale -> wait V_i ->
              [turn] P = S, O += P V_i [turn] -> wait PV -> release (the ring is filled K0, V0, K1, V1, ...)
     P = S: the softmax leaves P in fp32 in S's registers; the step that issues the PV wgmma converts it just
@@ -38,18 +41,20 @@ Resources:
               as it runs over its rows while the tile is held
     SmemKV    the K/V ring, allocation ``kv_buf``; the wgmmas are its consumer work. With the overlap a warpgroup
               holds K_i and V_i-1 at once: one stage deadlocks, which TS's checker shows
-    MmaTurn   ``mma_turn``: no memory, the warpgroups' turn to issue wgmmas (ping-pong)
+    MmaTurn   ``mma_turn`` (``mma_turn0..2`` for three): no memory, the warpgroups' turn to issue wgmmas (ping-pong)
     SmemO     the O tile staged for the TMA store, allocation ``o_buf`` (AsyncAsync, 1 stage); with
               ``epilogue='aliased'`` it shares Q's bytes through an alias group (one tile per block only)
     GmemLse   the LSE, stored from registers; GmemO the output, stored by TMA
     WorkQueue (persistent only) TS's static persistent tile scheduler over (m_blocks, heads, batch)
 Tasks:
-    MmaTask   warps 0..W-1: ping-pong: ``MmaTask0``, ``MmaTask1``, a warpgroup each (64 or 128 rows each);
+    MmaTask   warps 0..W-1: ping-pong: ``MmaTask0``, ``MmaTask1`` (and ``MmaTask2``), a warpgroup each (64 or 128
+              rows each);
               cooperative: one task of both warpgroups, no turns; one warpgroup: one task (no setmaxnreg: 256
               threads have 255 registers each)
     LoadTask  warp W: one elected thread issues the TMA loads (setmaxnreg 24)
     EpilogueTask warps W+1..W+3: one issues the TMA store of O (setmaxnreg 24; the load warp and these three form
-              the warpgroup whose registers go to the MMA warpgroups: 2 x 128 x 240 + 128 x 24 = 64,512)
+              the warpgroup whose registers go to the MMA warpgroups: 2 x 128 x 240 + 128 x 24 = 64,512; with three
+              MMA warpgroups 3 x 128 x 160 + 128 x 24 = 64,512)
 
 What TS 4.8.1 cannot express, and how the kernel does it instead: a wgmma is asynchronous, but TS treats consumer
 work as done when its step ends, so the waits for the wgmma groups are work steps of their own (``wgmma_wait``,
@@ -94,6 +99,9 @@ PARAMS: dict[str, Any] = {
 }
 #: head_dim 64: the same 128-row tiles and 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
 HEAD_DIM_64: dict[str, Any] = {"head_dim": 64, "tile_n": 128, "kv_stages": 4}
+#: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
+#: 64 configuration), 160 registers each.
+THREE_WARPGROUPS: dict[str, Any] = {"head_dim": 64, "tile_n": 128, "kv_stages": 4, "mma_warpgroups": 3}
 #: One warpgroup of 64 rows, no partner to take turns with (the teaching baseline of the ping-pong).
 ONE_WARPGROUP: dict[str, Any] = {"mma_warpgroups": 1, "schedule": "cooperative"}
 #: O staged over Q's bytes (FlashAttention-3's SMEM saving): the MMA warpgroup releases Q before it writes O, and
@@ -104,22 +112,31 @@ EPILOGUES = ("dedicated", "aliased")
 DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 HEAD_DIMS = (64, 128)
 WG_ROWS = (64, 128)
-MMA_WARPGROUPS = (1, 2)
+MMA_WARPGROUPS = (1, 2, 3)
 #: ``pingpong``: each warpgroup is a TS task of its own and the two issue their GEMMs in turns (``mma_turn``);
 #: ``cooperative``: one task of both warpgroups, which issue whenever they are ready.
 MMA_SCHEDULES = ("pingpong", "cooperative")
 #: K/V tile widths: the QK^T wgmma's N (a multiple of 8 up to 256) and the PV wgmma's K (a multiple of 16).
 TILE_N = tuple(range(64, 257, 16))
 #: Registers per MMA thread (setmaxnreg) and per thread of the load/epilogue warpgroup, FlashAttention-3's split:
-#: TS requires each task's change from the launch's even share (65,536 / 384 threads -> 168) to sum to <= 0:
-#: 8 warps x (168 - 240) + 4 warps x (168 - 24) = 0.
-REGISTERS = {"mma": 240, "other": 24}
+#: TS requires each task's change from the launch's even share to sum to <= 0: two MMA warpgroups (65,536 / 384
+#: threads -> 168): 8 warps x (240 - 168) + 4 warps x (24 - 168) = 0; three (65,536 / 512 -> 128): 12 x (160 -
+#: 128) + 4 x (24 - 128) = -32. One warpgroup needs none (256 threads have 255 registers each).
+REGISTERS: dict[int, dict[str, int | None]] = {1: {"mma": None, "other": None}, 2: {"mma": 240, "other": 24},
+                                                3: {"mma": 160, "other": 24}}
 #: fp32 S + fp32 O + 16-bit P registers a thread may hold (what 240 leaves after addresses, loop state, row
 #: statistics and the epilogue's conversion). With P converted where its wgmma reads it (no fp32 copy of P lives
 #: across the K/V loop's back edge), FlashAttention-3's 64 x 176 tile at head_dim 128 (196) and 64 x 192 (208)
 #: compile without spills or ptxas' injected waits, as does 64 x 224 at head_dim 64 (200); 64 x 256 at head_dim 64
 #: (224) spills. Before that change 160 was the most that compiled clean.
 MAX_TILE_REGISTERS = 208
+#: With three MMA warpgroups a thread has 160 registers: the same 32 left for the rest, 128 for S, P and O (64 x 128
+#: tiles at head_dim 64, FlashAttention-3's 192-row configuration).
+MAX_TILE_REGISTERS_3WG = 128
+
+
+def max_tile_registers(params: dict[str, Any]) -> int:
+    return MAX_TILE_REGISTERS_3WG if params["mma_warpgroups"] == 3 else MAX_TILE_REGISTERS
 #: The epilogue warps: three, one of which stores, so that with the load warp they fill one warpgroup.
 EPILOGUE_WARPS = 3
 
@@ -163,11 +180,15 @@ def validate(params: dict[str, Any]) -> None:
         raise bad("head_dim", f"head_dim={p['head_dim']!r} is not 64 or 128",
                   "use 64 or 128 (one or two 128-byte swizzle rows of 16-bit elements)")
     if p["mma_warpgroups"] not in MMA_WARPGROUPS:
-        raise bad("mma_warpgroups", f"mma_warpgroups={p['mma_warpgroups']!r} is not 1 or 2",
-                  "use 2 warpgroups (ping-pong or cooperative) or 1")
-    if p["schedule"] == "pingpong" and p["mma_warpgroups"] != 2:
-        raise bad("mma_warpgroups", f"mma_warpgroups={p['mma_warpgroups']!r} with schedule='pingpong': ping-pong "
-                  "needs two warpgroups to take turns", "use mma_warpgroups=2, or schedule='cooperative'")
+        raise bad("mma_warpgroups", f"mma_warpgroups={p['mma_warpgroups']!r} is not 1, 2 or 3",
+                  "use 2 warpgroups (ping-pong or cooperative), 3 (head_dim 64) or 1")
+    if p["schedule"] == "pingpong" and p["mma_warpgroups"] == 1:
+        raise bad("mma_warpgroups", "mma_warpgroups=1 with schedule='pingpong': ping-pong needs two or three "
+                  "warpgroups to take turns", "use mma_warpgroups=2, or schedule='cooperative'")
+    if p["schedule"] == "pingpong" and p["mma_warpgroups"] == 3 and not p["overlap"]:
+        raise bad("overlap", "overlap=False with three ping-pong warpgroups: the ring of turns starts at the first "
+                  "K/V step and ends at the last, which only the overlapped loop has apart from its body",
+                  "use overlap=True, or mma_warpgroups=2")
     if p["wg_rows"] not in WG_ROWS:
         raise bad("wg_rows", f"wg_rows={p['wg_rows']!r} is not 64 or 128",
                   "a warpgroup's wgmma covers 64 rows: use 64, or 128 (two wgmmas a K step)")
@@ -178,11 +199,15 @@ def validate(params: dict[str, Any]) -> None:
         raise bad("epilogue", "epilogue='aliased' with persistent=True: the load warp fills the next tile's Q "
                   "while the TMA store still reads the O tile staged over it",
                   "use epilogue='dedicated' with persistent=True")
-    need = tile_registers(p)
-    if need > MAX_TILE_REGISTERS:
-        raise bad("tile_n", f"wg_rows x tile_n = {p['wg_rows']} x {p['tile_n']} with head_dim={p['head_dim']} needs "
-                  f"{need} registers per MMA thread for S, P and O, over {MAX_TILE_REGISTERS}",
-                  "use a narrower tile_n or wg_rows=64 (e.g. tile_n=128)")
+    need, most = tile_registers(p), max_tile_registers(p)
+    if need > most:
+        three = p["mma_warpgroups"] == 3
+        raise bad("mma_warpgroups" if three and p["head_dim"] == 128 else "tile_n",
+                  f"wg_rows x tile_n = {p['wg_rows']} x {p['tile_n']} with head_dim={p['head_dim']} needs "
+                  f"{need} registers per MMA thread for S, P and O, over {most}"
+                  + (" (three MMA warpgroups have 160 registers a thread)" if three else ""),
+                  "use mma_warpgroups=2 for head_dim 128" if three and p["head_dim"] == 128
+                  else "use a narrower tile_n or wg_rows=64 (e.g. tile_n=128)")
     for name, low in (("kv_stages", 1), ("kv_tiles", 1)):
         if name not in p:  # the GPU kernel's params: its trips are each tile's own (AttentionTask.get_domain)
             continue
@@ -256,27 +281,35 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
     gmem_lse = GmemLse(name="gmem_lse", geo=geo, mLSE=gpu.get("mLSE"), ext=ext, mma_pv=mma_pv)
     gmem_o = GmemO(name="gmem_o", o=smem_o, store_warp=load_warp + 1, tma_atom=gpu.get("tma_o"), mO=gpu.get("mO"),
                    ext=ext)
-    turn = None
-    if pingpong:
-        turn = MmaTurn(name="mma_turn", pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
-            num_stages=1, producer_group=_threads(128), consumer_group=_threads(128), cta_layout_vmnk=None))
+    warpgroups = p["mma_warpgroups"]
+    turns = [MmaTurn(name="mma_turn" if warpgroups == 2 else f"mma_turn{k}",
+                     pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
+                         num_stages=1, producer_group=_threads(128), consumer_group=_threads(128),
+                         cta_layout_vmnk=None))
+             for k in range((1 if warpgroups == 2 else warpgroups) if pingpong else 0)]
     trips = kv_tiles if geo is None else AttentionTask.get_domain
     sched = _Schedules(overlap=p["overlap"], trips=trips, wq=wq)
-    caches = gpu.get("caches") or (None, None)
-    # setmaxnreg only where a block of 384 threads must move registers (one MMA warpgroup's 256 threads fit 255 each).
-    regs = REGISTERS if p["mma_warpgroups"] == 2 else {"mma": None, "other": None}
+    caches = gpu.get("caches") or (None,) * warpgroups
+    regs = REGISTERS[warpgroups]
     if pingpong:
-        mma_tasks = [
-            AttentionTask(name=f"MmaTask{wg}", src_resources=[smem_q, smem_kv, *([turn] if wg else []), *queue],
-                          dst_resources=[smem_o, gmem_lse, *([] if wg else [turn])], warp_idx=4 * wg, num_warps=4,
-                          num_registers=regs["mma"], geo=geo, ext=ext, cache=caches[wg],
-                          schedule=sched.mma(smem_q, smem_kv, smem_o, gmem_lse, turn, "lead" if wg == 0 else "follow"))
-            for wg in (0, 1)]
+        mma_tasks = []
+        for wg in range(warpgroups):
+            # two: one turn, acquired and committed by the lead, waited and released by the other; three: a ring,
+            # turn k from warpgroup k to k + 1, so warpgroup k waits turn k - 1 and gives turn k
+            gets, gives = ([], [turns[0]]) if warpgroups == 2 and wg == 0 else \
+                ([turns[0]], []) if warpgroups == 2 else ([turns[wg - 1]], [turns[wg]])
+            role = ("lead" if wg == 0 else "follow") if warpgroups == 2 else \
+                "first" if wg == 0 else "last" if wg == warpgroups - 1 else "middle"
+            mma_tasks.append(AttentionTask(
+                name=f"MmaTask{wg}", src_resources=[smem_q, smem_kv, *gets, *queue],
+                dst_resources=[smem_o, gmem_lse, *gives], warp_idx=4 * wg, num_warps=4, num_registers=regs["mma"],
+                geo=geo, ext=ext, cache=caches[wg],
+                schedule=sched.mma(smem_q, smem_kv, smem_o, gmem_lse, (*gets, *gives), role)))
     else:
         mma_tasks = [AttentionTask(name="MmaTask", src_resources=[smem_q, smem_kv, *queue],
                                    dst_resources=[smem_o, gmem_lse], warp_idx=0, num_warps=load_warp,
                                    num_registers=regs["mma"], geo=geo, ext=ext, cache=caches[0],
-                                   schedule=sched.mma(smem_q, smem_kv, smem_o, gmem_lse, None, None))]
+                                   schedule=sched.mma(smem_q, smem_kv, smem_o, gmem_lse, (), None))]
     tasks = [
         AttentionTask(name="LoadTask", src_resources=[*queue], dst_resources=[smem_q, smem_kv],
                       warp_idx=load_warp, num_warps=1, num_registers=regs["other"], geo=geo, ext=ext,
@@ -287,10 +320,10 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
     ]
     graph = {smem_q: [*queue], smem_kv: [*queue], smem_o: [smem_q, smem_kv, *queue],
              gmem_lse: [smem_q, smem_kv], gmem_o: [smem_o, *queue]}
-    if turn is not None:
+    for turn in turns:
         graph[turn] = [smem_kv]
     aliases = [[["q_buf"], ["o_buf"]]] if p["epilogue"] == "aliased" else []
-    return Blueprint(tasks=tasks, graph=graph, smem_resources=[smem_q, smem_kv, smem_o, *([turn] if turn else [])],
+    return Blueprint(tasks=tasks, graph=graph, smem_resources=[smem_q, smem_kv, smem_o, *turns],
                      alias_groups=aliases)
 
 
@@ -340,49 +373,60 @@ class _Schedules:
 
         return self._tiles(load_tile, smem_q, smem_kv)
 
-    def mma(self, smem_q: SmemQ, smem_kv: SmemKV, smem_o: SmemO, gmem_lse: GmemLse, turn: MmaTurn | None,
+    def mma(self, smem_q: SmemQ, smem_kv: SmemKV, smem_o: SmemO, gmem_lse: GmemLse, turns: tuple[MmaTurn, ...],
             role: str | None) -> Any:
+        """An MMA task's tile. ``role``: ``lead``/``follow`` of two ping-pong warpgroups (one turn between them);
+        ``first``/``middle``/``last`` of three (the turns it waits and gives, in that order): the first does not
+        wait on its first K/V step, the last does not give on its last, so each turn is given as often as taken."""
         overlap, trips = self.overlap, self.trips
 
-        def take(t: Any) -> None:
+        def take(t: Any, first: bool) -> None:
             if role == "lead":
-                t.acquire()
-            elif role == "follow":
-                t.wait()
-                t.take()
+                t[0].acquire()
+            elif role == "follow" or role in ("middle", "last") or (role == "first" and not first):
+                t[0].wait()
+                t[0].take()
 
-        def give(t: Any) -> None:
+        def give(t: Any, first: bool, last: bool) -> None:
             if role == "lead":
-                t.give()
-                t.commit()
+                t[0].give()
+                t[0].commit()
             elif role == "follow":
-                t.release()
+                t[0].release()
+            elif role is not None:
+                out = t[-1]  # the turn this warpgroup gives
+                if not (role == "last" and last):
+                    out.acquire()
+                    out.give()
+                    out.commit()
+                if not (role == "first" and first):
+                    t[0].release()
 
-        def scores(q: Any, kv: Any, t: Any, pending: int) -> None:
+        def scores(q: Any, kv: Any, t: Any, pending: int, first: bool = False) -> None:
             """Wait for K, issue S = Q K^T in turn (and with ``pending`` the PV wgmma of the previous V)."""
             kv.wait()
-            take(t)
+            take(t, first)
             kv.multiply_qk(convert=bool(pending))  # P out of S before S = Q K^T overwrites it
             if pending:
                 kv.wait()
                 kv.multiply_pv()
-            give(t)
+            give(t, first, False)
             kv.wgmma_wait(pending=pending)  # S is done
             kv.release()
 
         def values(kv: Any, t: Any) -> None:
             kv.wait()
-            take(t)
+            take(t, False)
             kv.multiply_pv(convert=True)
-            give(t)
+            give(t, False, True)
             kv.wgmma_wait(pending=0)
             kv.release()
 
-        def mma_tile(q: Any, kv: Any, o: Any, lse: Any, t: Any) -> None:
+        def mma_tile(q: Any, kv: Any, o: Any, lse: Any, *t: Any) -> None:
             q.wait()
             q.start_tile()
             if overlap:
-                scores(q, kv, t, 0)
+                scores(q, kv, t, 0, first=True)
                 q.softmax()
                 q.rescale()
                 with domain_loop(1, trips, 1):
@@ -404,12 +448,7 @@ class _Schedules:
             o.commit()
             lse.store_lse()
 
-        if turn is None:
-            def mma_alone(q: Any, kv: Any, o: Any, lse: Any) -> None:
-                mma_tile(q, kv, o, lse, None)
-
-            return self._tiles(mma_alone, smem_q, smem_kv, smem_o, gmem_lse)
-        return self._tiles(mma_tile, smem_q, smem_kv, smem_o, gmem_lse, turn)
+        return self._tiles(mma_tile, smem_q, smem_kv, smem_o, gmem_lse, *turns)
 
     def store(self, smem_o: SmemO, gmem_o: GmemO) -> Any:
         def store_tile(o: Any, out: Any) -> None:
