@@ -268,6 +268,10 @@ class SmemEpilogue(MemoryResource):
 
         In ping-pong both warpgroups acquire and commit the staged tile every round (the barrier counts both); only
         the one that multiplied the tile writes it."""
+        # Nothing is in flight here (the last K tile's step waited), but with a runtime K ptxas cannot tell that
+        # branch from the one that skips the K loop; a wait on every path keeps its wgmmas pipelined (without it
+        # ptxas injects waits, C7517, and in ping-pong serialises every wgmma, C7511).
+        cute.nvgpu.warpgroup.wait_group(0)
         if self.ab.multiplies_this_tile():
             self._stage(stage_info)
 

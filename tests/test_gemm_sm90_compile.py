@@ -1,0 +1,35 @@
+"""gemm_sm90 compiled for sm_90a on a machine without a GPU, with runtime extents as its exported packages are:
+no spills and no ptxas C75xx (C7517: a wgmma wait injected; C7511: every wgmma serialised), and a K loop whose
+wgmmas stay in flight together."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from tslab.compiling.targets import resolve
+from tslab.gpu.worker import run_job
+from tslab.kernels import gemm_sm90
+from tslab.kernels.gemm_sm90_dispatch import CANDIDATES
+
+
+def _compile(params: dict) -> dict:
+    target = dataclasses.replace(resolve(gemm_sm90.design(**params), (256, 8192, 8192)), dynamic=True)
+    return run_job("tslab.compiling.compile:compile_job", {"target": target.to_dict(), "arch": "sm_90a", "sms": 132},
+                   timeout=900, what="compile of 'gemm_sm90' for sm_90a")
+
+
+@pytest.mark.parametrize("name", ["default", "pingpong_128x128", "pairs", "swap_64x192"])
+def test_runtime_extents_keep_the_wgmmas_pipelined(name):
+    """Before the epilogue waited for the wgmmas on every path, ptxas could not tell the branch that skips a runtime
+    K loop from the one after it: C7517 in every design, and in ping-pong C7511 with a warpgroup arrive and wait
+    around each of the K loop's 16 wgmmas (32 WARPGROUP instructions; 4 when pipelined)."""
+    from tests.sass import loops
+
+    out = _compile(CANDIDATES[name])
+    assert out["spill_stores"] == 0 and out["spill_loads"] == 0, out["log"][-2000:]
+    assert not re.search(r"\(C75\d\d\)", out["log"]), out["log"][-3000:]
+    k_loop = next(ops for ops in loops(out["cubin"]) if ops["HGMMA"])
+    assert k_loop["WARPGROUP"] <= 4, dict(k_loop)
