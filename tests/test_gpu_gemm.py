@@ -104,7 +104,7 @@ SWAP_VARIANTS = [
     dispatch.SWAP_128x160,
     {**dispatch.SWAP_128x128, "cluster_m": 1, "stages": 4, "raster": "row"},
     {**dispatch.SWAP_64x128, "persistent": False, "epilogue": "aliased"},
-    {**gemm_sm90.PINGPONG, "swap_ab": True, "tile_n": 128, "stages": 6},
+    dispatch.SWAP_PINGPONG_128x128,
     {"tile_n": 160, "stages": 4},
     {"tile_n": 96, "mma_warpgroups": 1, "stages": 6, "cluster_m": 2},
 ]

@@ -36,6 +36,8 @@ SWAP_64x256: dict[str, Any] = {**SWAP_64x64, "tile_n": 256, "stages": 4}
 SWAP_128x128: dict[str, Any] = {**PAIRS_128, "swap_ab": True}
 SWAP_128x160: dict[str, Any] = {**PAIRS_128, "swap_ab": True, "tile_n": 160}
 SWAP_128x192: dict[str, Any] = {**PAIRS_128, "swap_ab": True, "tile_n": 192, "stages": 4}
+#: quack's pick at M <= 256: a 128 x 128 ping-pong (a warpgroup a whole tile, in turns) with A and B swapped.
+SWAP_PINGPONG_128x128: dict[str, Any] = {**gemm_sm90.PINGPONG, "tile_n": 128, "stages": 6, "swap_ab": True}
 #: Every design the sweep over M weighs, by name.
 CANDIDATES: dict[str, dict[str, Any]] = {
     "default": {}, "decode": gemm_sm90.DECODE, "pairs": PAIRS_128, "pingpong": gemm_sm90.PINGPONG,
@@ -45,7 +47,7 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "coop_128x192": {"tile_n": 192, "stages": 4},
     "swap_64x64": SWAP_64x64, "swap_64x128": SWAP_64x128, "swap_64x160": SWAP_64x160, "swap_64x192": SWAP_64x192,
     "swap_64x256": SWAP_64x256, "swap_128x128": SWAP_128x128, "swap_128x160": SWAP_128x160,
-    "swap_128x192": SWAP_128x192,
+    "swap_128x192": SWAP_128x192, "swap_pingpong_128x128": SWAP_PINGPONG_128x128,
 }
 #: ``(max_m, params)`` in ascending max_m; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
 BY_M: tuple[tuple[int | None, dict[str, Any]], ...] = (
