@@ -78,3 +78,34 @@ def test_no_catalog_design_shows_a_caution(name):
     verdict = tslab.check(module.design())
     assert verdict.shown_cautions == [], [str(c) for c in verdict.cautions]
     assert "caution" not in badge_html(verdict) and "caution" not in verdict.text()
+
+
+def test_the_schedule_editor_marks_the_steps_a_caution_names_and_only_for_the_design_on_show():
+    """The Studio's schedule editor: the moved waits amber with the reason as a tooltip once the edit's verdict is
+    in; on an undo no step is marked until the verdict of the design now on show says which (a mark never outlives
+    the design it was found in)."""
+    from tslab.widgets import Studio
+
+    studio = Studio(attention_sm90.design())
+    assert studio.wait(30) and studio.schedule_editor.marked_steps == []
+    for task in ("MmaTask0", "MmaTask1"):
+        design = studio.schedule_editor.design
+        steps = design.schedule(task)
+        loop = [i for i, step in enumerate(steps) if step[2] == "Loop"]
+        wait_v = [i for i in loop if steps[i][:2] == ("smem_kv", "ConsumerWait")][1]
+        turn = next(i for i in loop if steps[i][0] == "mma_turn")
+        assert studio.schedule_editor.move(task, wait_v, "Loop", loop.index(turn))  # as a user's arrows do
+        assert studio.schedule_editor.design.schedule(task) == _wait_for_v_before_the_turn(design, task)
+    assert studio.wait(30)
+    assert studio.schedule_editor.marked_steps == [("MmaTask0", "Loop", 1), ("MmaTask1", "Loop", 1)]
+    label = studio.schedule_editor._labels[("MmaTask0", "Loop", 1)][0].value
+    assert "tslab-step-caution" in label and "'multiply_qk' reads this wait&#x27;s stage only" not in label
+    assert "reads this wait&#x27;s stage only" in label and "smem_kv.ConsumerWait" in label
+    editor, edited = studio.schedule_editor, studio.schedule_editor.design
+    editor.load(attention_sm90.design())  # another design on show: the marks go with the verdict they came from
+    assert editor.marked_steps == []
+    editor.load(edited)
+    studio.undo()  # MmaTask1's edit
+    assert studio.wait(30) and studio.schedule_editor.marked_steps == [("MmaTask0", "Loop", 1)]
+    studio.undo()
+    assert studio.wait(30) and studio.schedule_editor.marked_steps == []

@@ -26,9 +26,25 @@ def unworked_waits(schedule: pd.DataFrame) -> list[Issue]:
     resource follows it with no ``ConsumerWork`` or ``ConsumerRelease`` of the resource between, and a work step on
     the resource follows (per task, its sections in order). A task that never works on the resource itself reads
     its stages through other resources' work (FlashInfer's MMA task reads K and V in its TMEM work): no caution."""
-    cautions: list[Issue] = []
+    return [Issue(KIND, f"task '{task}', {row.section} step {row.index}",
+                  f"waits on '{row.resource}' again ({first.section} step {first.index} waited on it, and nothing "
+                  f"worked on or released that stage since): '{work}' reads the second stage only", _HINT)
+            for task, row, first, work in _second_waits(schedule)]
+
+
+def caution_steps(schedule: pd.DataFrame) -> dict[tuple[str, str, int], str]:
+    """``{(task, section, index in section): why}`` of the waits :func:`unworked_waits` cautions about (section
+    as the schedule editor names it: ``Head``, ``Loop``, ``Tail``), for an editor to mark those steps."""
+    return {(task, str(row.section).capitalize(), int(row.index)):
+            f"caution: '{work}' reads this wait's stage only, not the one {first.section} step {first.index} waited for"
+            for task, row, first, work in _second_waits(schedule)}
+
+
+def _second_waits(schedule: pd.DataFrame) -> list[tuple[str, Any, Any, str]]:
+    """``(task, second wait, first wait, the work that follows)`` for each wait a caution is about."""
+    found: list[tuple[str, Any, Any, str]] = []
     if schedule is None or schedule.empty:
-        return cautions
+        return found
     for task, steps in schedule.groupby("task", sort=False):
         rows = list(steps.itertuples(index=False))  # the task's sections in order
         pending: dict[str, Any] = {}  # resource -> the wait not yet followed by a work or release
@@ -37,15 +53,11 @@ def unworked_waits(schedule: pd.DataFrame) -> list[Issue]:
                 first = pending.get(row.resource)
                 work = _next_work(rows[i + 1:], row.resource) if first is not None else None
                 if work is not None:  # no work of its own on the resource: the task reads its stages otherwise
-                    cautions.append(Issue(
-                        KIND, f"task '{task}', {row.section} step {row.index}",
-                        f"waits on '{row.resource}' again ({first.section} step {first.index} waited on it, and "
-                        f"nothing worked on or released that stage since): '{work}' reads the second stage only",
-                        _HINT))
+                    found.append((str(task), row, first, work))
                 pending[row.resource] = row
             elif row.stage in ("ConsumerWork", "ConsumerRelease"):
                 pending.pop(row.resource, None)
-    return cautions
+    return found
 
 
 def _next_work(rows: list[Any], resource: str) -> str | None:

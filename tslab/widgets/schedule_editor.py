@@ -14,7 +14,9 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..core.design import Design
+from ..core.stage_binding import caution_steps
 from ..core.steps import CONSUMER_STAGES, PRODUCER_STAGES, SECTIONS, Step, make_step
+from ..core.verdict import Verdict
 from ..errors import DesignError, Issue
 from . import schedule_ops as ops
 from .editing import DesignHolder
@@ -40,6 +42,8 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         self._undo_button.on_click(lambda _: self.undo())
         self._redo_button.on_click(lambda _: self.redo())
         self._columns = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
+        self._labels: dict[tuple[str, str, int], tuple[widgets.HTML, str]] = {}  # step -> its label and text
+        self._cautions_of: Verdict | None = None  # the verdict whose cautions the steps show
         self._code = widgets.VBox()
         self._tabs = widgets.Tab(children=[self._columns, self._code])
         self._tabs.titles = ("steps", "code")
@@ -89,6 +93,22 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         self._design = design
         if not same:
             self._render()
+        else:  # the marks follow the design on show: none until its own verdict arrives
+            self.show_cautions(self._cautions_of)
+
+    def show_cautions(self, verdict: Verdict | None) -> None:
+        """Mark the steps ``verdict``'s stage-binding cautions name (amber, the reason as a tooltip), when it is the
+        verdict of the design on show; otherwise, and for a verdict with errors, mark none."""
+        self._cautions_of = verdict
+        marked = caution_steps(verdict.schedule) if verdict is not None and verdict.shown_cautions and \
+            verdict.design is self._design else {}
+        for key, (label, text) in self._labels.items():
+            label.value = _label_html(text, marked.get(key))
+
+    @property
+    def marked_steps(self) -> list[tuple[str, str, int]]:
+        """``(task, section, position)`` of the steps marked with a caution now."""
+        return [key for key, (label, _) in self._labels.items() if "tslab-step-caution" in label.value]
 
     def __repr__(self) -> str:
         status = f", {self.verdict.status}" if self.verdict is not None else ""
@@ -163,7 +183,9 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         self._undo_button.disabled = not self._undo
         self._redo_button.disabled = not self._redo
         tasks = self._design.tasks()
+        self._labels = {}
         self._columns.children = [self._column(t) for t in tasks]
+        self.show_cautions(self.verdict if self._auto_check else self._cautions_of)
         self._code.children = [widgets.HTML(f'<pre class="tslab-code">{_esc(self.code(t))}</pre>') for t in tasks]
 
     def _column(self, task: str) -> widgets.Widget:
@@ -194,8 +216,9 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         remove = widgets.Button(icon="times", layout=_BUTTON, tooltip="delete")
         remove.on_click(lambda _: self.delete(task, index))
         text = f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "") + (f" [{step[4]}]" if len(step) > 4 else "")
-        label = widgets.HTML(f'<code style="font-size:11px;overflow-wrap:anywhere">{_esc(text)}</code>',
-                             layout=widgets.Layout(flex="1 1 auto", min_width="0", width="auto"))
+        label = widgets.HTML(_label_html(text, None), layout=widgets.Layout(flex="1 1 auto", min_width="0",
+                                                                            width="auto"))
+        self._labels[(task, section, position)] = (label, text)
         return widgets.HBox([label, *buttons, remove], layout=widgets.Layout(align_items="center"))
 
     def _inserter(self, task: str) -> widgets.Widget:
@@ -276,6 +299,14 @@ def _labels(stage: str, choices: dict[str, list[str]]) -> list[str | None]:
     if not stage.endswith("Work"):
         return [None]
     return list(choices.get("producer_work" if stage.startswith("Producer") else "consumer_work", [])) or [None]
+
+
+def _label_html(text: str, caution: str | None) -> str:
+    """A step's label; amber, with the caution as its tooltip, where a caution names the step."""
+    if caution is None:
+        return f'<code style="font-size:11px;overflow-wrap:anywhere">{_esc(text)}</code>'
+    return (f'<code class="tslab-step-caution" title="{_esc(caution)}" style="font-size:11px;overflow-wrap:anywhere;'
+            f'background:#fff8c5;box-shadow:inset 3px 0 #d4a72c;padding-left:5px">{_esc(text)}</code>')
 
 
 def _esc(text: str) -> str:

@@ -355,6 +355,7 @@ class Studio(SavedOutput, widgets.HBox):
             self.layout_chart.update(verdict)
         self._swimlane.show(verdict)
         self.flow.show(verdict)
+        self.schedule_editor.show_cautions(verdict)
         view = type(self).counterexample_view(verdict)
         self._counterexample.children = [view] if view is not None else []
         if verdict.status in UNSAFE and (self._drawn is None or self._drawn.status not in UNSAFE):
