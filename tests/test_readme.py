@@ -65,3 +65,13 @@ def test_readme_blocks_run_in_order_in_one_session(tmp_path):
     assert (tmp_path / "gemm_sm90.trace.json").stat().st_size > 0
     assert "\n1536\n" in out.stdout and "INVALID" in out.stdout and "ring_stages" in out.stdout
     assert "SAFE 512 / 512" in out.stdout and "{'capacity': 2}" in out.stdout and "0 True True" in out.stdout
+
+
+def test_readme_blocks_run_again_in_the_same_folder(tmp_path):
+    """A newcomer who pastes the README twice in one folder: the second session finds the packages, the sweep's
+    store and the trace the first one wrote, and still runs every line (the sweep skips its finished points)."""
+    for run in (1, 2):
+        out = subprocess.run([sys.executable, "-c", PASTE], input=json.dumps(python_blocks()), capture_output=True,
+                             text=True, timeout=600, check=False, cwd=tmp_path)
+        assert out.returncode == 0, f"run {run}: " + out.stderr[-3000:]
+    assert "6 already in the store" in out.stdout + out.stderr
