@@ -136,6 +136,7 @@ MAX_TILE_REGISTERS_3WG = 128
 
 
 def max_tile_registers(params: dict[str, Any]) -> int:
+    """The S, P and O registers a thread of ``params``' MMA warpgroups may hold."""
     return MAX_TILE_REGISTERS_3WG if params["mma_warpgroups"] == 3 else MAX_TILE_REGISTERS
 #: The epilogue warps: three, one of which stores, so that with the load warp they fill one warpgroup.
 EPILOGUE_WARPS = 3
@@ -202,11 +203,12 @@ def validate(params: dict[str, Any]) -> None:
     need, most = tile_registers(p), max_tile_registers(p)
     if need > most:
         three = p["mma_warpgroups"] == 3
-        raise bad("mma_warpgroups" if three and p["head_dim"] == 128 else "tile_n",
+        too_wide_head = three and p["head_dim"] == 128  # no tile fits: the warpgroup count is what to change
+        raise bad("mma_warpgroups" if too_wide_head else "tile_n",
                   f"wg_rows x tile_n = {p['wg_rows']} x {p['tile_n']} with head_dim={p['head_dim']} needs "
                   f"{need} registers per MMA thread for S, P and O, over {most}"
                   + (" (three MMA warpgroups have 160 registers a thread)" if three else ""),
-                  "use mma_warpgroups=2 for head_dim 128" if three and p["head_dim"] == 128
+                  "use mma_warpgroups=2 for head_dim 128" if too_wide_head
                   else "use a narrower tile_n or wg_rows=64 (e.g. tile_n=128)")
     for name, low in (("kv_stages", 1), ("kv_tiles", 1)):
         if name not in p:  # the GPU kernel's params: its trips are each tile's own (AttentionTask.get_domain)
@@ -294,12 +296,11 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
     if pingpong:
         mma_tasks = []
         for wg in range(warpgroups):
-            # two: one turn, acquired and committed by the lead, waited and released by the other; three: a ring,
-            # turn k from warpgroup k to k + 1, so warpgroup k waits turn k - 1 and gives turn k
-            gets, gives = ([], [turns[0]]) if warpgroups == 2 and wg == 0 else \
-                ([turns[0]], []) if warpgroups == 2 else ([turns[wg - 1]], [turns[wg]])
-            role = ("lead" if wg == 0 else "follow") if warpgroups == 2 else \
-                "first" if wg == 0 else "last" if wg == warpgroups - 1 else "middle"
+            if warpgroups == 2:  # one turn: the lead acquires and commits it, the other waits and releases it
+                role, gets, gives = ("lead", [], turns) if wg == 0 else ("follow", turns, [])
+            else:  # a ring: turn k from warpgroup k to k + 1, so warpgroup k waits turn k - 1 and gives turn k
+                role = "first" if wg == 0 else "last" if wg == warpgroups - 1 else "middle"
+                gets, gives = [turns[wg - 1]], [turns[wg]]
             mma_tasks.append(AttentionTask(
                 name=f"MmaTask{wg}", src_resources=[smem_q, smem_kv, *gets, *queue],
                 dst_resources=[smem_o, gmem_lse, *gives], warp_idx=4 * wg, num_warps=4, num_registers=regs["mma"],
@@ -383,7 +384,7 @@ class _Schedules:
         def take(t: Any, first: bool) -> None:
             if role == "lead":
                 t[0].acquire()
-            elif role == "follow" or role in ("middle", "last") or (role == "first" and not first):
+            elif role is not None and not (role == "first" and first):
                 t[0].wait()
                 t[0].take()
 
