@@ -74,14 +74,13 @@ def open_and_run(page, lab: str, notebook: str) -> None:
     """Open a tutorial in a fresh workspace, clear its saved outputs and run all its cells."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    since = len(getattr(page, "restore_frames", ()))
+    since = len(page.restore_frames)  # a page of the lab_page fixture records the kernel's frames
     page.goto(f"{lab}/lab/tree/{notebook}?token={TOKEN}&reset")
     page.locator(".jp-NotebookPanel").first.wait_for(timeout=60_000)
     with contextlib.suppress(PlaywrightTimeout):  # Lab asks for a kernel if the specs load after the notebook
         page.locator(".jp-Dialog .jp-mod-accept").click(timeout=5_000)
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
-    if hasattr(page, "restore_frames"):  # a page of the lab_page fixture
-        wait_for_widget_restore(page, since)
+    wait_for_widget_restore(page, since)
     menu(page, "Edit", "Clear Outputs of All Cells")
     menu(page, "Run", "Run All Cells")
 

@@ -13,14 +13,16 @@ pytestmark = pytest.mark.browser
 NOTEBOOK = "01_pipelines.ipynb"
 
 
-def _open(page, lab: str, *, reset: bool = True) -> None:
+def _open(page, lab: str, *, reset: bool = True) -> int:
+    """Open the tutorial; the index of the first kernel frame recorded after (for ``wait_for_widget_restore``)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    page.opened_at = len(page.restore_frames)
+    since = len(page.restore_frames)
     page.goto(f"{lab}/lab/tree/{NOTEBOOK}?token={TOKEN}" + ("&reset" if reset else ""))
     page.locator(".jp-NotebookPanel").first.wait_for(timeout=60_000)
     with contextlib.suppress(PlaywrightTimeout):  # Lab asks for a kernel if the specs load after the notebook
         page.locator(".jp-Dialog .jp-mod-accept").click(timeout=5_000)
+    return since
 
 
 def _to_the_studio(page) -> None:
@@ -48,7 +50,7 @@ def test_a_saved_studio_draws_its_design_and_verdict_then_the_live_studio_after_
 def _drive(page, lab: str) -> None:
     from playwright.sync_api import expect
 
-    _open(page, lab)
+    since = _open(page, lab)
     _to_the_studio(page)
     saved = page.locator(".tslab-live-or-saved", has=page.locator(".tslab-saved-note", has_text="saved Studio output"))
     expect(saved).to_have_count(1, timeout=60_000)  # the committed Studio output, before anything runs
@@ -59,7 +61,7 @@ def _drive(page, lab: str) -> None:
     page.screenshot(path=str(ARTIFACTS / "saved-1-before-run.png"))
 
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
-    wait_for_widget_restore(page, page.opened_at)
+    wait_for_widget_restore(page, since)
     menu(page, "Run", "Run All Cells")
     wait_until_run(page)
     _to_the_studio(page)
