@@ -121,7 +121,7 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture
-def lab_page(lab):
+def lab_page(lab, request):
     """A Chromium page that records console errors in ``page.console_errors``."""
     from playwright.sync_api import sync_playwright
 
@@ -129,8 +129,9 @@ def lab_page(lab):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.console_errors = []
-        page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+        page.console_errors, console = [], []
+        page.on("console", lambda m: (console.append(f"{m.type}: {m.text}"),
+                                      m.type == "error" and page.console_errors.append(m.text)))
         page.on("pageerror", lambda e: page.console_errors.append(str(e)))
         record_kernel_messages(page)
         try:
@@ -138,3 +139,17 @@ def lab_page(lab):
         finally:
             browser.close()
             shut_down_kernels(lab)  # each test's notebooks start kernels (and GPU workers): none outlive it
+            report = getattr(request.node, "rep_call", None)
+            if report is not None and report.failed:  # what the page and its kernels said, for the diagnosis
+                stem = ARTIFACTS / f"{request.node.name}{worker_suffix()}"
+                stem.with_suffix(".frames.jsonl").write_text(
+                    "".join(json.dumps(frame) + "\n" for frame in page.kernel_frames))
+                stem.with_suffix(".console.txt").write_text("\n".join(console))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test item (``item.rep_call``): the page fixture saves more on a failure."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -34,9 +35,35 @@ def lab_log_tail(lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
 
 
+def _frame_summary(payload) -> dict:
+    """A kernel websocket frame's channel, message type and comm (JupyterLab's binary v1 protocol or JSON)."""
+    try:
+        if isinstance(payload, bytes):
+            count = int.from_bytes(payload[:8], "little")
+            offsets = [int.from_bytes(payload[8 * (i + 1):8 * (i + 2)], "little") for i in range(count)]
+            parts = [payload[a:b] for a, b in zip(offsets, [*offsets[1:], len(payload)], strict=True)]
+            channel, header, content = parts[0].decode(), json.loads(parts[1]), json.loads(parts[4])
+        else:
+            message = json.loads(payload)
+            channel, header, content = message.get("channel"), message["header"], message.get("content", {})
+    except (ValueError, IndexError, KeyError, UnicodeDecodeError):
+        return {"unparsed": len(payload)}
+    summary = {"channel": channel, "type": header.get("msg_type"), "comm": content.get("comm_id")}
+    data = content.get("data") or {}
+    state = data.get("state") if isinstance(data, dict) else None
+    if isinstance(state, dict):
+        summary["model"] = state.get("_model_name")
+        summary["refs"] = sorted(set(re.findall(r"IPY_MODEL_([0-9a-f]+)", json.dumps(state))))
+    if isinstance(data, dict) and data.get("method"):
+        summary["method"] = data["method"]
+    return summary
+
+
 def record_kernel_messages(page) -> None:
-    """Keep, in ``page.restore_frames``, the kernel websocket frames that start and end a widget restore."""
-    page.restore_frames = []
+    """Keep, in ``page.restore_frames``, the kernel websocket frames that start and end a widget restore, and in
+    ``page.kernel_frames`` a summary of every frame (written out by the fixture when a test fails)."""
+    page.restore_frames, page.kernel_frames = [], []
+    started = time.monotonic()
 
     def seen(direction: str, payload) -> None:
         text = payload if isinstance(payload, str) else payload.decode("latin-1")
@@ -44,9 +71,17 @@ def record_kernel_messages(page) -> None:
             page.restore_frames.append("sent")
         elif direction == "received" and any(end in text for end in _RESTORE_ENDS):
             page.restore_frames.append("ended")
+        page.kernel_frames.append({"t": round(time.monotonic() - started, 3), "dir": direction,
+                                   **_frame_summary(payload)})
 
-    page.on("websocket", lambda ws: (ws.on("framesent", lambda p: seen("sent", p)),
-                                     ws.on("framereceived", lambda p: seen("received", p))))
+    def opened(ws) -> None:
+        page.kernel_frames.append({"t": round(time.monotonic() - started, 3), "dir": "open", "url": ws.url})
+        ws.on("framesent", lambda p: seen("sent", p))
+        ws.on("framereceived", lambda p: seen("received", p))
+        ws.on("close", lambda _: page.kernel_frames.append(
+            {"t": round(time.monotonic() - started, 3), "dir": "close", "url": ws.url}))
+
+    page.on("websocket", opened)
 
 
 def wait_for_widget_restore(page, since: int, timeout: float = 60.0) -> None:
