@@ -314,3 +314,49 @@ def test_a_narrow_studio_shows_the_view_an_edit_changes():
     assert deadlock.verdict.status == "DEADLOCK" and deadlock.view_switch.value == "schedule"
     assert deadlock._counterexample.children  # drawn under the lanes
     deadlock.close()
+
+
+def _shown_steps(editor, task):
+    """The steps a task's column shows, top to bottom, as the editor labels them (section, label text)."""
+    import html
+    import re
+
+    column = editor._task_columns[task]
+    out, section = [], None
+    for child in column.children:
+        text = html.unescape(re.sub(r"<[^>]+>", "", getattr(child, "value", "")))
+        if text in ("Head", "Loop", "Tail"):
+            section = text
+        elif type(child).__name__ == "_StepRow":
+            out.append((section, html.unescape(re.sub(r"<[^>]+>", "", child.label.value))))
+    return out
+
+
+def _expected_steps(design, task):
+    return [(step[2], f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "")
+             + (f" [{step[4]}]" if len(step) > 4 else "")) for step in design.schedule(task)]
+
+
+def test_edits_show_the_new_design_in_the_widgets_already_on_the_page():
+    """An edit, an undo and a refused value send the values that changed, not a new page of widgets (each widget
+    is a comm: a few hundred a redraw overran the kernel's message queue and the page lost some), and every column
+    then shows exactly the design on show."""
+    import ipywidgets.widgets.widget as ipw
+
+    studio = Studio(design("gemm_sm90", **ALIASED), debounce=0.01)
+    assert studio.wait(30)
+    made = len(ipw._instances)
+    editor, pipelines = studio.schedule_editor, studio.pipeline_editor
+    assert editor.move("MmaTask", 3, "Head", 0)
+    pipelines.set("smem_ab", "num_stages", 8)
+    pipelines.set("smem_ab", "num_stages", "x")  # refused, shown at the field
+    assert studio.wait(30)
+    for _ in range(2):
+        studio.undo()
+    assert studio.wait(30)
+    assert len(ipw._instances) - made < 40, len(ipw._instances) - made  # ~1,300 before
+    assert studio.design.schedule("MmaTask") == design("gemm_sm90", **ALIASED).schedule("MmaTask")
+    for task in studio.design.tasks():
+        assert _shown_steps(editor, task) == _expected_steps(studio.design, task), task
+    assert pipelines.control("smem_ab", "num_stages").value == str(studio.design.pipelines()["smem_ab"]["num_stages"])
+    assert pipelines.message("smem_ab", "num_stages") == ""

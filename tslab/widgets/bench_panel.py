@@ -69,6 +69,23 @@ def param_input(name: str, value: Any, choices: tuple | list | None = None) -> w
     return widgets.Text(value=str(value), **look)
 
 
+def shown_again(field: widgets.Widget | None, name: str, value: Any, choices: tuple | list | None) -> widgets.Widget:
+    """``field`` set to ``value`` when it is the field ``param_input`` would make for it (same kind, same menu),
+    else a new field: a design shown again sends the values that changed, not new widgets."""
+    fresh = param_input(name, value, choices) if field is None else None
+    if fresh is not None:
+        return fresh
+    kind = (widgets.Checkbox if isinstance(value, bool) else widgets.Dropdown if choices is not None
+            else widgets.IntText if isinstance(value, int) else widgets.FloatText if isinstance(value, float)
+            else widgets.Text)
+    if type(field) is not kind or (choices is not None and tuple(field.options) != tuple(choices)):
+        return param_input(name, value, choices)
+    if choices is not None:
+        check_choice(name, value, choices)
+    field.value = str(value) if kind is widgets.Text else value
+    return field
+
+
 class BenchPanel(SavedOutput, widgets.VBox):
     """Compile, run, time and export a GPU kernel; bench results accumulate for comparison.
 
@@ -172,8 +189,11 @@ class BenchPanel(SavedOutput, widgets.VBox):
         unknown = sorted(set(values) - set(defaults))
         if unknown:
             raise self._no_such_param(unknown[0], defaults)
-        self._param_inputs = {name: param_input(name, values.get(name, default), choices.get(name))
+        before = getattr(self, "_param_inputs", {})
+        self._param_inputs = {name: shown_again(before.get(name), name, values.get(name, default), choices.get(name))
                               for name, default in defaults.items()}
+        if before and list(before.values()) == list(self._param_inputs.values()):
+            return  # the same fields, their values set: nothing new to draw
         shown = list(self._param_inputs.values()) if self._fields else []
         self._params.children = [widgets.HBox(shown, layout=widgets.Layout(flex_flow="row wrap"))] if shown else []
 

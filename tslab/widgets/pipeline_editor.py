@@ -89,8 +89,14 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         """Show ``design`` (e.g. after a revert) without re-checking or notifying listeners."""
         same = design.pipelines() == self._design.pipelines() and design.knobs() == self._design.knobs()
         self._design = design
-        if not same or self.errors:
-            self.errors.clear()
+        if same and not self.errors:
+            return
+        refused = list(self.errors)
+        self.errors.clear()
+        if self._shown_in_place():
+            for key in refused:
+                self._message(key, None)
+        else:
             self._build()
 
     def __repr__(self) -> str:
@@ -155,27 +161,30 @@ class PipelineEditor(DesignHolder, widgets.VBox):
                      + (f"<br><i>hint: {_esc(issue.hint)}</i>" if issue.hint else "")
                      + f'<br><span class="tslab-last-valid">{_esc(shown)}</span></div>')
 
-    def _show(self, key: tuple[str, str], value: Any) -> None:
-        control = self._controls[key]
+    def _shown_in_place(self) -> bool:
+        """Show the design's values in the panels on the page when it has the panels shown (the same pipelines,
+        types and groups; not a captured kernel, whose knobs may resize them); False if it needs new ones."""
+        if self._design.is_captured or _panel_key(self._design) != self._panels_of:
+            return False
+        pipelines = self._design.pipelines()
+        return all(self._show(key, pipelines[key[0]].get(key[1])) for key in list(self._controls))
+
+    def _show(self, key: tuple[str, str], value: Any) -> bool:
+        """Put ``value`` in the field's control as ``_control`` would show it; False if the control cannot."""
+        control, shown = self._controls[key], _shown(key[1], value)
         self._loading = True
         try:
-            if key[1] in form.GROUP_FIELDS and isinstance(value, dict):
-                control.children[0].value = value.get("agent", "Thread")
-                control.children[1].value = str(value.get("size", 1))
-            elif key[1] in form.GROUP_FIELDS and isinstance(value, (int, str)):
-                control.children[1].value = str(value)
-            elif key[1] in form.INT_FIELDS:
-                control.value = str(value)
-            elif key[1] == "interleave_stride":
-                control.value = form.format_interleave(value)
-            elif key[1] in form.SIGNALING_FIELDS:
-                control.value = "None" if value is None else str(value)
-            elif not isinstance(value, (dict, list, tuple)):
-                control.value = value
+            if key[1] in form.GROUP_FIELDS and isinstance(value, (int, str)):  # a size alone keeps the agent
+                control.children[1].value = shown[1]
+            elif key[1] in form.GROUP_FIELDS:
+                control.children[0].value, control.children[1].value = shown
+            else:
+                control.value = shown
         except (TraitError, TypeError, ValueError):  # a value the control cannot show still goes to TS
-            pass
+            return False
         finally:
             self._loading = False
+        return True
 
     def set_knob(self, name: str, value: Any) -> bool:
         """Set a captured kernel's knob (re-traces it); True if the kernel traced with the value."""
@@ -196,6 +205,7 @@ class PipelineEditor(DesignHolder, widgets.VBox):
             self.knobs = KnobPanel(self._design, self._knob_edited)
             panels.insert(0, self.knobs)
         self.children = [*panels, self.status]
+        self._panels_of = _panel_key(self._design)
 
     def _knob_edited(self, design: Design) -> None:
         self.accept(design)
@@ -240,10 +250,11 @@ class PipelineEditor(DesignHolder, widgets.VBox):
 
     def _control(self, resource: str, field: str, value: Any, editable: bool) -> widgets.Widget:
         if field in form.GROUP_FIELDS:
-            agent = widgets.Dropdown(options=AGENTS, value=(value or {}).get("agent", "Thread"),
-                                     layout=widgets.Layout(width="124px"), disabled=not editable)
-            size = widgets.Text(value=str((value or {}).get("size", 1)), layout=widgets.Layout(width="62px"),
-                                continuous_update=False, disabled=not editable)
+            agent_shown, size_shown = _shown(field, value)
+            agent = widgets.Dropdown(options=AGENTS, value=agent_shown, layout=widgets.Layout(width="124px"),
+                                     disabled=not editable)
+            size = widgets.Text(value=size_shown, layout=widgets.Layout(width="62px"), continuous_update=False,
+                                disabled=not editable)
 
             def group_changed(_: Any) -> None:
                 self._edited(resource, field, {"agent": agent.value, "size": size.value})
@@ -253,19 +264,18 @@ class PipelineEditor(DesignHolder, widgets.VBox):
             return widgets.HBox([agent, size], layout=widgets.Layout(width="auto"))
         if field in form.SIGNALING_FIELDS:
             options = form.SIGNALING_CHOICES + (("None",) if field == "consumer_wait_signaling_threads" else ())
-            shown = "None" if value is None else str(value)
+            shown = _shown(field, value)
             control: widgets.Widget = widgets.Dropdown(options=tuple(dict.fromkeys((*options, shown))), value=shown,
                                                        disabled=not editable, layout=widgets.Layout(width=_CONTROL))
         elif field == "interleave_stride":
-            control = widgets.Text(value=form.format_interleave(value), continuous_update=False,
+            control = widgets.Text(value=_shown(field, value), continuous_update=False,
                                    placeholder="2 or acquire, commit, wait, release", disabled=not editable,
                                    layout=widgets.Layout(width=_CONTROL))
         elif field in BOOL_FIELDS:
-            control = widgets.Checkbox(value=value is True, disabled=not editable, indent=False,
+            control = widgets.Checkbox(value=_shown(field, value), disabled=not editable, indent=False,
                                        layout=widgets.Layout(width="auto"))
         else:  # a whole number, typed as text: the editor parses it and refuses "2.5" or "x" with a message
-            shown = str(int(value)) if isinstance(value, int) else ("0" if value is None else repr(value))
-            control = widgets.Text(value=shown, continuous_update=False, disabled=not editable,
+            control = widgets.Text(value=_shown(field, value), continuous_update=False, disabled=not editable,
                                    layout=widgets.Layout(width=_CONTROL))
         control.add_class(f"tslab-field-{field}")
         control.observe(lambda change: self._edited(resource, field, _from_control(field, change["new"])), "value")
@@ -274,6 +284,27 @@ class PipelineEditor(DesignHolder, widgets.VBox):
     def _edited(self, resource: str, field: str, value: Any) -> None:
         if not self._loading:
             self._apply(resource, field, value)
+
+
+def _shown(field: str, value: Any) -> Any:
+    """What a field's control shows for ``value``: a group's (agent, size text), a menu's entry, a checkbox's state,
+    or the text of a number or interleave."""
+    if field in form.GROUP_FIELDS:
+        group = value if isinstance(value, dict) else {"size": value} if isinstance(value, (int, str)) else {}
+        return group.get("agent", "Thread"), str(group.get("size", 1))
+    if field in form.SIGNALING_FIELDS:
+        return "None" if value is None else str(value)
+    if field == "interleave_stride":
+        return form.format_interleave(value)
+    if field in BOOL_FIELDS:
+        return value is True
+    return str(int(value)) if isinstance(value, int) else ("0" if value is None else str(value))
+
+
+def _panel_key(design: Design) -> tuple:
+    """What the panels are made from, values aside: each pipeline's name, type, group and members."""
+    return tuple((name, cfg["pipeline_type"], cfg.get("group"), tuple(cfg.get("members", ())), cfg.get("mode"))
+                 for name, cfg in design.pipelines().items())
 
 
 def _editable(cfg: dict[str, Any]) -> tuple[str, ...]:

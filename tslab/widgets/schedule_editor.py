@@ -45,6 +45,8 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         self._labels: dict[tuple[str, str, int], tuple[widgets.HTML, str]] = {}  # step -> its label and text
         self._cautions_of: Verdict | None = None  # the verdict whose cautions the steps show
         self._code = widgets.VBox()
+        self._task_columns: dict[str, _TaskColumn] = {}  # made once per task, shown again after each edit
+        self._task_code: dict[str, widgets.HTML] = {}
         self._tabs = widgets.Tab(children=[self._columns, self._code])
         self._tabs.titles = ("steps", "code")
         self.children = [widgets.HBox([self._undo_button, self._redo_button, self._message]), self._tabs,
@@ -180,84 +182,142 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         return self._info
 
     def _render(self) -> None:
+        """Show the design's schedules in the widgets already on the page: a row per step, re-pointed at the step in
+        its place; widgets are made only for steps and tasks beyond those shown before (an edit sends the few
+        values that changed, not a new page of widgets)."""
         self._undo_button.disabled = not self._undo
         self._redo_button.disabled = not self._redo
         tasks = self._design.tasks()
         self._labels = {}
-        self._columns.children = [self._column(t) for t in tasks]
+        for task in tasks:
+            if task not in self._task_columns:
+                self._task_columns[task] = _TaskColumn(self, task)
+                self._task_code[task] = widgets.HTML()
+            self._task_columns[task].show(self._design.schedule(task))
+            self._task_code[task].value = f'<pre class="tslab-code">{_esc(self.code(task))}</pre>'
+        _set_children(self._columns, [self._task_columns[t] for t in tasks])
+        _set_children(self._code, [self._task_code[t] for t in tasks])
         self.show_cautions(self.verdict if self._auto_check else self._cautions_of)
-        self._code.children = [widgets.HTML(f'<pre class="tslab-code">{_esc(self.code(t))}</pre>') for t in tasks]
 
-    def _column(self, task: str) -> widgets.Widget:
-        steps = self._design.schedule(task)
-        rows: list[widgets.Widget] = [widgets.HTML(f'<b class="tslab-task">{_esc(task)}</b>')]
-        for section in SECTIONS:
-            rows.append(widgets.HTML(f'<i style="color:#57606a">{section}</i>'))
-            for position, (index, step) in enumerate(ops.section_steps(steps, section)):
-                rows.append(self._row(task, steps, index, step, position))
-        rows.append(self._inserter(task))
-        box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px",
-                                                       flex="1 1 320px", min_width="0"))
-        box.add_class("tslab-task-column")
-        return box
 
-    def _row(self, task: str, steps: list[Step], index: int, step: Step, position: int) -> widgets.Widget:
-        section = step[2]
-        count = len(ops.section_steps(steps, section))
-        s = SECTIONS.index(section)
-        up = (section, position - 1) if position > 0 else (SECTIONS[s - 1], 10**6) if s > 0 else None
-        down = (section, position + 1) if position < count - 1 else (SECTIONS[s + 1], 0) if s < 2 else None
-        buttons = []
-        for icon, target in (("arrow-up", up), ("arrow-down", down)):
-            button = widgets.Button(icon=icon, layout=_BUTTON, disabled=target is None, tooltip=f"move {icon[6:]}")
-            if target is not None:
-                button.on_click(lambda _, t=target: self.move(task, index, t[0], t[1]))
-            buttons.append(button)
-        remove = widgets.Button(icon="times", layout=_BUTTON, tooltip="delete")
-        remove.on_click(lambda _: self.delete(task, index))
-        text = f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "") + (f" [{step[4]}]" if len(step) > 4 else "")
-        label = widgets.HTML(_label_html(text, None), layout=widgets.Layout(flex="1 1 auto", min_width="0",
-                                                                            width="auto"))
-        self._labels[(task, section, position)] = (label, text)
-        return widgets.HBox([label, *buttons, remove], layout=widgets.Layout(align_items="center"))
+def _set_children(box: widgets.Box, children: list[widgets.Widget]) -> None:
+    """``box.children = children`` unless it holds them already (no message for an unchanged list)."""
+    if list(box.children) != children:
+        box.children = children
 
-    def _inserter(self, task: str) -> widgets.Widget:
-        roles = self._task_resources(task) or dict.fromkeys(self._design.resources())
-        pipelined = set(self._design.pipelines())
-        resource = widgets.Dropdown(options=list(roles), layout=widgets.Layout(width="120px"))
-        stage = widgets.Dropdown(layout=widgets.Layout(width="160px"))
-        label = widgets.Dropdown(layout=widgets.Layout(width="120px"))
-        section = widgets.Dropdown(options=SECTIONS, value="Loop", layout=widgets.Layout(width="70px"))
+
+class _StepRow(widgets.HBox):
+    """One step's row: its label, move up, move down and delete; ``show`` points it at the step now in its place."""
+
+    def __init__(self, editor: ScheduleEditor) -> None:
+        self.label = widgets.HTML(layout=widgets.Layout(flex="1 1 auto", min_width="0", width="auto"))
+        self.up, self.down, self.remove = (widgets.Button(icon=icon, tooltip=tip, layout=widgets.Layout(**_BUTTON))
+                                           for icon, tip in (("arrow-up", "move up"), ("arrow-down", "move down"),
+                                                             ("times", "delete")))
+        self._task, self._index = "", 0
+        self._targets: dict[str, tuple[str, int] | None] = {"up": None, "down": None}
+        self.up.on_click(lambda _: self._move("up"))
+        self.down.on_click(lambda _: self._move("down"))
+        self.remove.on_click(lambda _: editor.delete(self._task, self._index))
+        self._editor = editor
+        super().__init__([self.label, self.up, self.down, self.remove], layout=widgets.Layout(align_items="center"))
+
+    def show(self, task: str, index: int, up: tuple[str, int] | None, down: tuple[str, int] | None) -> None:
+        self._task, self._index, self._targets = task, index, {"up": up, "down": down}
+        self.up.disabled, self.down.disabled = up is None, down is None
+
+    def _move(self, way: str) -> None:
+        target = self._targets[way]
+        if target is not None:
+            self._editor.move(self._task, self._index, *target)
+
+
+class _TaskColumn(widgets.VBox):
+    """One task's column: its name, each section's heading and step rows, and the controls that insert a step."""
+
+    def __init__(self, editor: ScheduleEditor, task: str) -> None:
+        self._editor, self._task = editor, task
+        self._title = widgets.HTML(f'<b class="tslab-task">{_esc(task)}</b>')
+        self._headings = {section: widgets.HTML(f'<i style="color:#57606a">{section}</i>') for section in SECTIONS}
+        self._rows: list[_StepRow] = []  # shown first to last; those past the steps wait for a longer schedule
+        self._inserter = _Inserter(editor, task)
+        super().__init__(layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px",
+                                               flex="1 1 320px", min_width="0"))
+        self.add_class("tslab-task-column")
+
+    def show(self, steps: list[Step]) -> None:
+        while len(self._rows) < len(steps):
+            self._rows.append(_StepRow(self._editor))
+        children: list[widgets.Widget] = [self._title]
+        rows = iter(self._rows)
+        for s, section in enumerate(SECTIONS):
+            children.append(self._headings[section])
+            in_section = ops.section_steps(steps, section)
+            for position, (index, step) in enumerate(in_section):
+                up = (section, position - 1) if position > 0 else (SECTIONS[s - 1], 10**6) if s > 0 else None
+                down = ((section, position + 1) if position < len(in_section) - 1
+                        else (SECTIONS[s + 1], 0) if s < 2 else None)
+                row = next(rows)
+                row.show(self._task, index, up, down)
+                text = (f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "")
+                        + (f" [{step[4]}]" if len(step) > 4 else ""))
+                self._editor._labels[(self._task, section, position)] = (row.label, text)
+                children.append(row)
+        self._inserter.refresh()
+        children.append(self._inserter)
+        _set_children(self, children)
+
+
+class _Inserter(widgets.VBox):
+    """Pick a resource, a stage, a label and a section, and insert that step at the end of the section."""
+
+    def __init__(self, editor: ScheduleEditor, task: str) -> None:
+        self._editor, self._task = editor, task
+        self._roles: dict[str, str | None] = {}
+        self._pipelined: set[str] = set()
+        self.resource = widgets.Dropdown(layout=widgets.Layout(width="120px"))
+        self.stage = widgets.Dropdown(layout=widgets.Layout(width="160px"))
+        self.label = widgets.Dropdown(layout=widgets.Layout(width="120px"))
+        self.section = widgets.Dropdown(options=SECTIONS, value="Loop", layout=widgets.Layout(width="70px"))
         add = widgets.Button(description="insert", icon="plus", layout=widgets.Layout(width="80px"))
-
-        def stages_changed(_: Any = None) -> None:
-            choices = self._design.stage_choices(resource.value) if resource.value else {}
-            _offer(label, _labels(stage.value, choices) if stage.value else [None])
-
-        def resource_changed(_: Any = None) -> None:
-            if resource.value:
-                _offer(stage, offered_stages(self._design.stage_choices(resource.value), resource.value in pipelined,
-                                             roles.get(resource.value)))
-            stages_changed()
-
-        def clicked(_: Any) -> None:
-            if resource.value and stage.value:
-                step = make_step(resource.value, stage.value, section.value, label.value)
-                self._edit(task, lambda steps: ops.insert_in_section(steps, step, 10**6))
-
-        resource.observe(resource_changed, "value")
-        stage.observe(stages_changed, "value")
-        add.on_click(clicked)
-        resource_changed()
+        self.resource.observe(lambda _: self._resource_changed(), "value")
+        self.stage.observe(lambda _: self._stage_changed(), "value")
+        add.on_click(lambda _: self._insert())
         wrap = widgets.Layout(flex_flow="row wrap")
         title = widgets.HTML(f'<span style="color:#57606a">insert a step into {_esc(task)}:</span>')
-        box = widgets.VBox([title, widgets.HBox([resource, stage, label], layout=wrap),
-                            widgets.HBox([widgets.HTML("in section", layout=widgets.Layout(width="auto")),
-                                          section, add], layout=wrap)],
-                           layout=widgets.Layout(border_top="1px dashed #d0d7de", margin="8px 0 0 0",
-                                                 padding="4px 0 0 0"))
-        box.add_class("tslab-step-inserter")
-        return box
+        super().__init__([title, widgets.HBox([self.resource, self.stage, self.label], layout=wrap),
+                          widgets.HBox([widgets.HTML("in section", layout=widgets.Layout(width="auto")),
+                                        self.section, add], layout=wrap)],
+                         layout=widgets.Layout(border_top="1px dashed #d0d7de", margin="8px 0 0 0",
+                                               padding="4px 0 0 0"))
+        self.add_class("tslab-step-inserter")
+
+    def refresh(self) -> None:
+        """Offer the resources the task touches now (the choices made stay while they are still offered)."""
+        design = self._editor.design
+        roles = self._editor._task_resources(self._task) or dict.fromkeys(design.resources())
+        pipelined = set(design.pipelines())
+        if (roles, pipelined) != (self._roles, self._pipelined):
+            self._roles, self._pipelined = roles, pipelined
+            _offer(self.resource, list(roles))
+            self._resource_changed()
+
+    def _resource_changed(self) -> None:
+        if self.resource.value:
+            _offer(self.stage, offered_stages(self._editor.design.stage_choices(self.resource.value),
+                                              self.resource.value in self._pipelined,
+                                              self._roles.get(self.resource.value)))
+        self._stage_changed()
+
+    def _stage_changed(self) -> None:
+        resource, stage = self.resource.value, self.stage.value
+        choices = self._editor.design.stage_choices(resource) if resource else {}
+        _offer(self.label, _labels(stage, choices) if stage else [None])
+
+    def _insert(self) -> None:
+        if self.resource.value and self.stage.value:
+            step = make_step(self.resource.value, self.stage.value, self.section.value, self.label.value)
+            self._editor._edit(self._task, lambda steps: ops.insert_in_section(steps, step, 10**6))
 
 
 def _schedule_key(design: Design) -> tuple:
