@@ -277,6 +277,7 @@ def _params(items: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items:
         name, _, value = item.partition("=")
+        value = {"True": "true", "False": "false"}.get(value, value)  # Python's spelling as well as JSON's
         out[name] = json.loads(value) if value[:1] in "0123456789-[{" or value in ("true", "false") else value
     return out
 

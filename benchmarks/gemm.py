@@ -66,6 +66,8 @@ def quack_peers(shape: tuple[int, int, int]) -> dict[str, Any]:
         peers[f"quack {label}"] = lambda a, b, c, config=config: gemm_tuned.fn(a, b.T, c, config=config)
     return peers
 DTYPES = ("float16", "bfloat16")
+#: The short names the other benchmarks and the kernels' ``dtype`` param use.
+SHORT_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -127,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="path of a local copy of CuTe DSL's dense_gemm.py example")
     parser.add_argument("--shapes", nargs="*", help="M,N,K problems (default: the five of the note)")
-    parser.add_argument("--dtypes", nargs="*", default=list(DTYPES))
+    parser.add_argument("--dtypes", nargs="*", default=list(DTYPES), choices=[*DTYPES, *SHORT_DTYPES],
+                        help="float16 / fp16, bfloat16 / bf16 (default: both)")
     parser.add_argument("--param", action="append", default=[], help="design param NAME=VALUE for gemm_sm90")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--iterations", type=int, default=20)
@@ -157,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     cluster = tuple(int(v) for v in args.baseline_cluster.split(","))
     print(f"device: {device()}", flush=True)
     rows = []
-    for dtype in args.dtypes:
+    for dtype in dict.fromkeys(SHORT_DTYPES.get(d, d) for d in args.dtypes):
         short = "fp16" if dtype == "float16" else "bf16"
         design = gemm_sm90.design(**{**params, "dtype": short})
         package = None if args.no_package else exported_package(design, tuned=args.tuned)
