@@ -129,8 +129,8 @@ def lab_page(lab, request):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.console_errors, console = [], []
-        page.on("console", lambda m: (console.append(f"{m.type}: {m.text}"),
+        page.console_errors, console, started = [], [], time.monotonic()
+        page.on("console", lambda m: (console.append(f"{time.monotonic() - started:.3f} {m.type}: {m.text}"),
                                       m.type == "error" and page.console_errors.append(m.text)))
         page.on("pageerror", lambda e: page.console_errors.append(str(e)))
         record_kernel_messages(page)

@@ -53,6 +53,7 @@ def _frame_summary(payload) -> dict:
     state = data.get("state") if isinstance(data, dict) else None
     if isinstance(state, dict):
         summary["model"] = state.get("_model_name")
+        summary["keys"] = sorted(state)
         summary["refs"] = sorted(set(re.findall(r"IPY_MODEL_([0-9a-f]+)", json.dumps(state))))
     if isinstance(data, dict) and data.get("method"):
         summary["method"] = data["method"]
