@@ -16,6 +16,9 @@ STORE = [("smem_ring", "ConsumerAuxWork", "Head", "bind_read"), ("smem_ring", "C
 
 
 def _walk(widget):
+    """A widget and everything shown inside it (rows an edit hid are left out, as the page leaves them out)."""
+    if getattr(widget.layout, "display", None) == "none":
+        return
     yield widget
     for child in getattr(widget, "children", ()):
         yield from _walk(child)

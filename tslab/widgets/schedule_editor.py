@@ -222,14 +222,43 @@ class _StepRow(widgets.HBox):
         self._editor = editor
         super().__init__([self.label, self.up, self.down, self.remove], layout=widgets.Layout(align_items="center"))
 
+    @property
+    def shown(self) -> bool:
+        return self.layout.display != "none"
+
     def show(self, task: str, index: int, up: tuple[str, int] | None, down: tuple[str, int] | None) -> None:
         self._task, self._index, self._targets = task, index, {"up": up, "down": down}
         self.up.disabled, self.down.disabled = up is None, down is None
+        self.layout.display = None
+
+    def hide(self) -> None:
+        self.layout.display = "none"
 
     def _move(self, way: str) -> None:
         target = self._targets[way]
-        if target is not None:
+        if target is not None and self.shown:
             self._editor.move(self._task, self._index, *target)
+
+
+class _Section(widgets.VBox):
+    """A section's heading and its step rows. Rows are only ever added, at the end: the rows past the section's
+    steps are hidden, not removed, so the page never takes a view out of a box while drawing it (quick successive
+    edits that removed and re-added rows left the widget manager posting to views it had disposed)."""
+
+    def __init__(self, editor: ScheduleEditor, section: str) -> None:
+        self._editor = editor
+        self.rows: list[_StepRow] = []
+        super().__init__([widgets.HTML(f'<i style="color:#57606a">{section}</i>')])
+
+    def show(self, count: int) -> list[_StepRow]:
+        """The first ``count`` rows, shown (made when the section never had that many), the rest hidden."""
+        while len(self.rows) < count:
+            self.rows.append(_StepRow(self._editor))
+        if len(self.children) != len(self.rows) + 1:
+            self.children = [self.children[0], *self.rows]
+        for row in self.rows[count:]:
+            row.hide()
+        return self.rows[:count]
 
 
 class _TaskColumn(widgets.VBox):
@@ -237,35 +266,27 @@ class _TaskColumn(widgets.VBox):
 
     def __init__(self, editor: ScheduleEditor, task: str) -> None:
         self._editor, self._task = editor, task
-        self._title = widgets.HTML(f'<b class="tslab-task">{_esc(task)}</b>')
-        self._headings = {section: widgets.HTML(f'<i style="color:#57606a">{section}</i>') for section in SECTIONS}
-        self._rows: list[_StepRow] = []  # shown first to last; those past the steps wait for a longer schedule
+        self._sections = {section: _Section(editor, section) for section in SECTIONS}
         self._inserter = _Inserter(editor, task)
-        super().__init__(layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px",
+        super().__init__([widgets.HTML(f'<b class="tslab-task">{_esc(task)}</b>'), *self._sections.values(),
+                          self._inserter],
+                         layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px",
                                                flex="1 1 320px", min_width="0"))
         self.add_class("tslab-task-column")
 
     def show(self, steps: list[Step]) -> None:
-        while len(self._rows) < len(steps):
-            self._rows.append(_StepRow(self._editor))
-        children: list[widgets.Widget] = [self._title]
-        rows = iter(self._rows)
         for s, section in enumerate(SECTIONS):
-            children.append(self._headings[section])
             in_section = ops.section_steps(steps, section)
-            for position, (index, step) in enumerate(in_section):
+            rows = self._sections[section].show(len(in_section))
+            for position, ((index, step), row) in enumerate(zip(in_section, rows, strict=True)):
                 up = (section, position - 1) if position > 0 else (SECTIONS[s - 1], 10**6) if s > 0 else None
                 down = ((section, position + 1) if position < len(in_section) - 1
                         else (SECTIONS[s + 1], 0) if s < 2 else None)
-                row = next(rows)
                 row.show(self._task, index, up, down)
                 text = (f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "")
                         + (f" [{step[4]}]" if len(step) > 4 else ""))
                 self._editor._labels[(self._task, section, position)] = (row.label, text)
-                children.append(row)
         self._inserter.refresh()
-        children.append(self._inserter)
-        _set_children(self, children)
 
 
 class _Inserter(widgets.VBox):
