@@ -17,7 +17,7 @@ VARIANTS = [
     {"persistent": True},
     {"causal": True},
     {"tile_n": 96, "kv_stages": 6},
-    attn.HEAD_DIM_64,
+    attn.HEAD_DIM_64_TWO_WARPGROUPS,
     {"wg_rows": 128, "head_dim": 64, "tile_n": 64},
     attn.ALIASED,
     {"kv_stages": 3},

@@ -27,12 +27,12 @@ CASES = [
     ({}, True),  # the default: ping-pong, overlap, bf16, head_dim 128, runtime extents
     ({}, False),
     ({"causal": True, "dtype": "fp16"}, True),
-    ({**attn.HEAD_DIM_64, "causal": True}, True),
+    ({**attn.HEAD_DIM_64_TWO_WARPGROUPS, "causal": True}, True),
     ({"overlap": False}, True),
     ({"schedule": "cooperative"}, True),
     (attn.ONE_WARPGROUP, True),
     ({"tile_n": 176, "kv_stages": 3, "causal": True}, True),  # FlashAttention-3's non-causal tile: the widest rule
-    ({**attn.HEAD_DIM_64, "tile_n": 224}, True),
+    ({**attn.HEAD_DIM_64_TWO_WARPGROUPS, "tile_n": 224}, True),
     (attn.THREE_WARPGROUPS, True),  # head_dim 64's 192-row tile: 160 registers a thread hold S, P and O
     ({**attn.THREE_WARPGROUPS, "causal": True, "dtype": "fp16"}, True),
     ({**attn.THREE_WARPGROUPS, "persistent": True}, True),
@@ -67,7 +67,8 @@ def test_pingpong_issues_each_gemm_once_per_step_without_injected_waits():
     assert out["ptx"].count("wgmma.wait_group.sync.aligned") == 2 * 4
 
 
-@pytest.mark.parametrize("params", [{}, {"causal": True}, attn.HEAD_DIM_64, attn.THREE_WARPGROUPS], ids=str)
+@pytest.mark.parametrize("params", [{}, {"causal": True}, attn.HEAD_DIM_64_TWO_WARPGROUPS, attn.THREE_WARPGROUPS],
+                         ids=str)
 def test_the_k_v_loop_is_lean(params):
     """The ping-pong's K/V loop in SASS, once per warpgroup task: 16 wgmmas (8 QK^T, 8 PV) and about 600
     instructions a K/V tile, of which the mask (taken only on tiles that need one) is one compare and one select a

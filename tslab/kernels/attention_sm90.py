@@ -97,11 +97,14 @@ PARAMS: dict[str, Any] = {
     "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False, "epilogue": "dedicated",
     "kv_tiles": 3,
 }
-#: head_dim 64: the same 128-row tiles and 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
-HEAD_DIM_64: dict[str, Any] = {"head_dim": 64, "tile_n": 128, "kv_stages": 4}
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
-#: 64 configuration), 160 registers each.
+#: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
 THREE_WARPGROUPS: dict[str, Any] = {"head_dim": 64, "tile_n": 128, "kv_stages": 4, "mma_warpgroups": 3}
+#: head_dim 64's preset: the three warpgroups, 1.03-1.15x the two on the H200 from s = 4096 (0.97-0.98x causal at
+#: s = 2048; benchmarks/NOTES.md A20).
+HEAD_DIM_64: dict[str, Any] = THREE_WARPGROUPS
+#: head_dim 64 in the head_dim 128 defaults' 128-row tiles (two ping-pong warpgroups): the preset until A20.
+HEAD_DIM_64_TWO_WARPGROUPS: dict[str, Any] = {"head_dim": 64, "tile_n": 128, "kv_stages": 4}
 #: One warpgroup of 64 rows, no partner to take turns with (the teaching baseline of the ping-pong).
 ONE_WARPGROUP: dict[str, Any] = {"mma_warpgroups": 1, "schedule": "cooperative"}
 #: O staged over Q's bytes (FlashAttention-3's SMEM saving): the MMA warpgroup releases Q before it writes O, and
