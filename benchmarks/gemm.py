@@ -138,13 +138,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write every row here")
     parser.add_argument("--baseline-cluster", default="1,1", help="the example's cluster shape M,N (default 1,1)")
     parser.add_argument("--variant", action="append", default=[],
-                        help="also time gemm_sm90 with these params over --param, e.g. cluster_m=2 (NAME=VALUE,...)")
+                        help="also time gemm_sm90 with these params over --param, e.g. cluster_m=2 (NAME=VALUE,...), "
+                             "or a dispatch candidate by name (swap_64x64)")
     parser.add_argument("--peer", action="append", default=[], choices=["quack"],
                         help="also time this peer in the same rounds (quack: quack-kernels, installed locally)")
     parser.add_argument("--tuned", action="store_true",
                         help="time the dispatching export's pick for each shape (runtime M, N, K) as 'tslab'")
     parser.add_argument("--dynamic", action="store_true",
-                        help="also time the kernel compiled with runtime M, N, K (what an export holds)")
+                        help="also time the kernel compiled with runtime M, N, K (what an export holds); the "
+                             "variants are then compiled so too")
     parser.add_argument("--no-package", action="store_true", help="leave the exported package's own call out")
     args = parser.parse_args(argv)
 
@@ -156,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
 
     shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else SHAPES
     params = _params(args.param)
-    variants = {label: _params(label.split(",")) for label in args.variant}
+    variants = {label: _variant(label) for label in args.variant}
     cluster = tuple(int(v) for v in args.baseline_cluster.split(","))
     print(f"device: {device()}", flush=True)
     rows = []
@@ -252,8 +254,11 @@ def _time_variants(variants: dict[str, dict[str, Any]], params: dict[str, Any], 
     for label, extra in variants.items():
         try:
             variant = gemm_sm90.design(**{**params, **extra})
-            row = _gemm_time(resolve(variant, shape, dtype), repeats=args.repeats, iterations=args.iterations,
-                             warmup=args.warmup, baseline=None)
+            target = resolve(variant, shape, dtype)
+            if args.dynamic:  # as an exported package holds it
+                target = dataclasses.replace(target, dynamic=True)
+            row = _gemm_time(target, repeats=args.repeats, iterations=args.iterations, warmup=args.warmup,
+                             baseline=None)
         except (TslabError, ValueError) as exc:
             out[label] = {"error": str(exc).splitlines()[0]}
             continue
@@ -305,6 +310,18 @@ def _print_table(rows: list[dict[str, Any]], variants: list[str]) -> None:
             print(f"{r['dtype']:5} {','.join(map(str, r['shape'])):>18} {cell(r['variants'], label):>14} "
                   f"x default {v['median'] / r['tslab']['median']:6.3f}  "
                   f"x torch {v['median'] / r['torch']['median']:6.3f}  x CuTe {vs_ex}")
+
+
+def _variant(label: str) -> dict[str, Any]:
+    """A ``--variant``: ``NAME=VALUE,...``, or the name of a dispatch candidate (``swap_64x64``)."""
+    from tslab.kernels.gemm_sm90_dispatch import CANDIDATES
+
+    if "=" not in label:
+        if label not in CANDIDATES:
+            raise SystemExit(f"--variant {label}: neither NAME=VALUE,... nor a dispatch candidate: "
+                             + ", ".join(CANDIDATES))
+        return dict(CANDIDATES[label])
+    return _params(label.split(","))
 
 
 def _params(pairs: list[str]) -> dict[str, Any]:

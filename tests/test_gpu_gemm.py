@@ -100,6 +100,7 @@ def test_pingpong_serves_every_shape(params, dtype):
 SWAP_SHAPES = [*SHAPES, (1, 64, 64), (1, 8192, 8192), (64, 8192, 8192), (192, 8192, 520), (320, 4096, 4104),
                (256, 1000, 8), (130, 264, 4096)]
 SWAP_VARIANTS = [
+    dispatch.SWAP_64x64,
     dispatch.SWAP_64x192,
     dispatch.SWAP_128x160,
     {**dispatch.SWAP_128x128, "cluster_m": 1, "stages": 4, "raster": "row"},

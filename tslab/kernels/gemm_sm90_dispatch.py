@@ -1,19 +1,18 @@
 """Which ``gemm_sm90`` design serves which M, as measured on the H200: the table an export by M is built from.
 
 ``BY_M`` lists ``(max_m, params)``: M up to ``max_m`` uses ``gemm_sm90.design(**params)``, the last rule every
-larger M. It was chosen by a sweep over M (``python benchmarks/sweep_dispatch.py``, 2026-12-02, fp16, N = K =
-8192, benchmarks/NOTES.md "Dispatch by M"): each candidate (``DECODE``, ``PAIRS_128``, the defaults) swept with
-``tslab.sweep(candidate, {"shape": [(M, 8192, 8192), ...]}, measure="bench")`` at M = 64, 128, 192, 256, 320,
-384, 448, 512 and 1024, each point checked, run against the fp32 reference and timed beside ``torch.mm``; per M
-the fastest wins, and each run of Ms one candidate won becomes a rule bounded by the largest M it won:
+larger M; between two measured Ms the larger-M rule applies. Each candidate (``CANDIDATES``) was timed at N = K =
+8192 beside ``torch.mm`` in the same rounds, its output checked first, compiled with runtime M, N, K as the
+exported package holds it (``benchmarks/gemm.py --dynamic --variant NAME``; benchmarks/NOTES.md, 2026-12-04, two
+runs; ``benchmarks/sweep_dispatch.py`` sweeps the static compiles), fp16 and bf16 alike:
 
-- M <= 128: ``gemm_sm90.DECODE`` (449 TFLOP/s at M = 128, 0.999x torch.mm; the pairs 330, the default 211).
-- 129 <= M <= 256: ``PAIRS_128``, 128 x 128 tiles, 2 warpgroups, pairs along M (643 at M = 256, 0.959x; DECODE
-  561). It also wins at M = 192 (418 against 329).
-- M >= 257: the kernel's defaults (from M = 320 on: 511 against 401 and 303; 735 at M = 512).
-
-Between two measured Ms the larger-M rule applies. The sweep also shows where no candidate comes near torch.mm:
-M = 192 and 320 (0.73x), where neither tile height fits M; see NOTES.
+- M <= 64: ``SWAP_64x64`` (223-224 TFLOP/s, 0.99-1.00x torch.mm; ``DECODE`` 184-187: 64 rows of A leave half
+  the 64 x 128 pairs idle, the swapped 64 x 64 tiles fill 128 blocks).
+- M <= 128: ``gemm_sm90.DECODE`` (436-438, 0.96-0.97x; swapped 64 x 64 298-300).
+- M <= 192: ``SWAP_64x192`` (505-521, 0.90-0.93x: no tile height fits 192 rows; the ping-pongs 356-390).
+- M <= 256: the 128 x 128 ping-pong (637-667, 0.98x; the 128 x 128 pairs 609-633, 0.94-0.95x).
+- M <= 320: ``SWAP_128x160`` (636-669, 0.94-0.95x; the ping-pongs 374-392).
+- M <= 384: 128 x 192 cooperative (681-710, 0.99-1.00x); above: the kernel's defaults (128 x 256 cooperative).
 """
 
 from __future__ import annotations
@@ -51,8 +50,8 @@ CANDIDATES: dict[str, dict[str, Any]] = {
 }
 #: ``(max_m, params)`` in ascending max_m; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
 BY_M: tuple[tuple[int | None, dict[str, Any]], ...] = (
-    (128, gemm_sm90.DECODE), (192, SWAP_64x192), (256, PAIRS_128), (320, SWAP_128x160),
-    (384, CANDIDATES["coop_128x192"]), (None, {}))
+    (64, SWAP_64x64), (128, gemm_sm90.DECODE), (192, SWAP_64x192), (256, CANDIDATES["pingpong_128x128"]),
+    (320, SWAP_128x160), (384, CANDIDATES["coop_128x192"]), (None, {}))
 
 
 def tuned(dtype: str = "fp16") -> Dispatch:
