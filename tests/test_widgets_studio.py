@@ -364,3 +364,15 @@ def test_edits_show_the_new_design_in_the_widgets_already_on_the_page():
         assert _shown_steps(editor, task) == _expected_steps(studio.design, task), task
     assert pipelines.control("smem_ab", "num_stages").value == str(studio.design.pipelines()["smem_ab"]["num_stages"])
     assert pipelines.message("smem_ab", "num_stages") == ""
+
+
+def test_a_studios_first_draw_shares_its_layouts_and_styles():
+    """Each widget is a comm the page must receive; the attention Studio drew 2,218 of them in one burst (a
+    Layout and a style model beside nearly every button, label and field), which a loaded machine's kernel could
+    not all deliver. The editors' rows and fields share their layouts and styles now."""
+    import ipywidgets.widgets.widget as ipw
+
+    made = len(ipw._instances)
+    studio = Studio(design("attention_sm90"), debounce=0.01)
+    assert studio.wait(60)
+    assert len(ipw._instances) - made < 1300, len(ipw._instances) - made

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..core import mime
 from ..core.check import check
@@ -72,11 +73,34 @@ class DesignHolder(SavedOutput):
         return {mime.DESIGN: payload}
 
 
-def field_label(name: str) -> widgets.HTML:
+class SharedLooks:
+    """Layout and style models shared by the many small widgets of one view: one Layout per set of values, one style
+    per style class. Every widget is a comm; sharing them makes a field 5 comms instead of 13. Made with the view,
+    never at import (a model made before the page's widget manager is lost to every view)."""
+
+    def __init__(self) -> None:
+        self._layouts: dict[tuple, widgets.Layout] = {}
+        self._styles: dict[type, widgets.Widget] = {}
+
+    def layout(self, **values: str) -> widgets.Layout:
+        key = tuple(sorted(values.items()))
+        if key not in self._layouts:
+            self._layouts[key] = widgets.Layout(**values)
+        return self._layouts[key]
+
+    def style(self, kind: type) -> widgets.Widget:
+        if kind not in self._styles:
+            self._styles[kind] = kind()
+        return self._styles[kind]
+
+
+def field_label(name: str, looks: SharedLooks | None = None) -> widgets.HTML:
     """A field's name that wraps only after an underscore (``consumer_wait_signaling_`` / ``threads``), never
     inside a word, and is never cut short."""
     wrapped = "_<wbr>".join(html.escape(part) for part in name.split("_"))
+    shared = {} if looks is None else {"style": looks.style(HTMLStyle)}
     label = widgets.HTML(f'<span title="{html.escape(name)}">{wrapped}</span>',
-                         layout=widgets.Layout(width="190px", min_width="0"))
+                         layout=(looks.layout if looks is not None else widgets.Layout)(width="190px", min_width="0"),
+                         **shared)
     label.add_class("tslab-field-label")
     return label

@@ -15,6 +15,9 @@ import re
 from typing import Any
 
 import ipywidgets as widgets
+from ipywidgets.widgets.widget_bool import CheckboxStyle
+from ipywidgets.widgets.widget_description import DescriptionStyle
+from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 from traitlets import TraitError
 
 from ..core.design import Design
@@ -22,11 +25,11 @@ from ..core.pipeline_fields import BOOL_FIELDS
 from ..core.pipeline_groups import MERGED_FIELDS
 from ..errors import DesignError, Issue
 from . import pipeline_form as form
-from .editing import DesignHolder, field_label
+from .editing import DesignHolder, SharedLooks, field_label
 from .knob_panel import KnobPanel
 
 AGENTS = ("Thread", "Warp", "ThreadBlock", "ThreadBlockCluster")
-_ROW = {"flex_flow": "row wrap", "align_items": "center"}  # a Layout each: no widget made at import
+_ROW = {"flex_flow": "row wrap", "align_items": "center"}
 _CONTROL = "190px"  # a label and its control side by side in the Studio's editors column
 
 
@@ -48,6 +51,7 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         self.knobs: KnobPanel | None = None
         self._panels: dict[str, widgets.Widget] = {}
         self._selected: str | None = None
+        self._looks = SharedLooks()
         self._build()
 
     def select(self, resource: str) -> None:
@@ -230,14 +234,15 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         sized_by = self._sized_by(resource, cfg)
         for field in form.SHOWN_FIELDS:
             control = self._control(resource, field, cfg.get(field), field in editable)
-            message = widgets.HTML("")
+            message = widgets.HTML("", layout=self._looks.layout(), style=self._looks.style(HTMLStyle))
             if field == "num_stages" and sized_by:
-                message = widgets.HTML(f'<span class="tslab-sized-by" style="color:#57606a">{_esc(sized_by)}</span>')
+                message.value = f'<span class="tslab-sized-by" style="color:#57606a">{_esc(sized_by)}</span>'
                 self._notes[(resource, field)] = sized_by
             self._controls[(resource, field)] = control
             self._messages[(resource, field)] = message
-            label = field_label(field)
-            rows.append(widgets.VBox([widgets.HBox([label, control], layout=_ROW), message]))
+            label = field_label(field, self._looks)
+            rows.append(widgets.VBox([widgets.HBox([label, control], layout=self._looks.layout(**_ROW)), message],
+                                     layout=self._looks.layout()))
         box = widgets.VBox(rows, layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px"))
         box.add_class("tslab-pipeline-panel")
         box.add_class(f"tslab-panel-{re.sub(r'[^A-Za-z0-9_-]', '_', resource)}")  # found by the flow diagram
@@ -249,34 +254,36 @@ class PipelineEditor(DesignHolder, widgets.VBox):
         return box
 
     def _control(self, resource: str, field: str, value: Any, editable: bool) -> widgets.Widget:
+        looks = self._looks
         if field in form.GROUP_FIELDS:
             agent_shown, size_shown = _shown(field, value)
-            agent = widgets.Dropdown(options=AGENTS, value=agent_shown, layout=widgets.Layout(width="124px"),
-                                     disabled=not editable)
-            size = widgets.Text(value=size_shown, layout=widgets.Layout(width="62px"), continuous_update=False,
-                                disabled=not editable)
+            agent = widgets.Dropdown(options=AGENTS, value=agent_shown, layout=looks.layout(width="124px"),
+                                     style=looks.style(DescriptionStyle), disabled=not editable)
+            size = widgets.Text(value=size_shown, layout=looks.layout(width="62px"), style=looks.style(TextStyle),
+                                continuous_update=False, disabled=not editable)
 
             def group_changed(_: Any) -> None:
                 self._edited(resource, field, {"agent": agent.value, "size": size.value})
 
             agent.observe(group_changed, "value")
             size.observe(group_changed, "value")
-            return widgets.HBox([agent, size], layout=widgets.Layout(width="auto"))
+            return widgets.HBox([agent, size], layout=looks.layout(width="auto"))
         if field in form.SIGNALING_FIELDS:
             options = form.SIGNALING_CHOICES + (("None",) if field == "consumer_wait_signaling_threads" else ())
             shown = _shown(field, value)
             control: widgets.Widget = widgets.Dropdown(options=tuple(dict.fromkeys((*options, shown))), value=shown,
-                                                       disabled=not editable, layout=widgets.Layout(width=_CONTROL))
+                                                       disabled=not editable, layout=looks.layout(width=_CONTROL),
+                                                       style=looks.style(DescriptionStyle))
         elif field == "interleave_stride":
             control = widgets.Text(value=_shown(field, value), continuous_update=False,
                                    placeholder="2 or acquire, commit, wait, release", disabled=not editable,
-                                   layout=widgets.Layout(width=_CONTROL))
+                                   layout=looks.layout(width=_CONTROL), style=looks.style(TextStyle))
         elif field in BOOL_FIELDS:
             control = widgets.Checkbox(value=_shown(field, value), disabled=not editable, indent=False,
-                                       layout=widgets.Layout(width="auto"))
+                                       layout=looks.layout(width="auto"), style=looks.style(CheckboxStyle))
         else:  # a whole number, typed as text: the editor parses it and refuses "2.5" or "x" with a message
             control = widgets.Text(value=_shown(field, value), continuous_update=False, disabled=not editable,
-                                   layout=widgets.Layout(width=_CONTROL))
+                                   layout=looks.layout(width=_CONTROL), style=looks.style(TextStyle))
         control.add_class(f"tslab-field-{field}")
         control.observe(lambda change: self._edited(resource, field, _from_control(field, change["new"])), "value")
         return control

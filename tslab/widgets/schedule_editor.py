@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as widgets
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..core.design import Design
 from ..core.stage_binding import caution_steps
@@ -23,7 +24,19 @@ from .editing import DesignHolder
 from .history import describe_steps
 from .schedule_code import schedule_code
 
-_BUTTON = {"width": "30px", "padding": "0", "flex": "0 0 30px"}  # a Layout each: no widget made at import
+_BUTTON = {"width": "30px", "padding": "0", "flex": "0 0 30px"}
+_LABEL = {"flex": "1 1 auto", "min_width": "0", "width": "auto"}
+
+
+class _RowLooks:
+    """The layout and style models every step row of one editor shares: a row is 6 widgets, not 14 (each widget is
+    a comm, and a schedule of 90 steps drew 1,274 of them at once). Made with the editor, never at import."""
+
+    def __init__(self) -> None:
+        self.button_layout = widgets.Layout(**_BUTTON)
+        self.button_style = widgets.ButtonStyle()
+        self.label_layout = widgets.Layout(**_LABEL)
+        self.label_style = HTMLStyle()
 
 
 class ScheduleEditor(DesignHolder, widgets.VBox):
@@ -32,6 +45,7 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
     def __init__(self, design: Design, *, auto_check: bool = True) -> None:
         widgets.VBox.__init__(self)
         self._hold(design, auto_check=auto_check)
+        self._row_looks = _RowLooks()
         self.error: Issue | None = None
         self._undo: list[tuple[str, list[Step], list[Step], bool]] = []
         self._redo: list[tuple[str, list[Step], list[Step], bool]] = []
@@ -210,8 +224,10 @@ class _StepRow(widgets.HBox):
     """One step's row: its label, move up, move down and delete; ``show`` points it at the step now in its place."""
 
     def __init__(self, editor: ScheduleEditor) -> None:
-        self.label = widgets.HTML(layout=widgets.Layout(flex="1 1 auto", min_width="0", width="auto"))
-        self.up, self.down, self.remove = (widgets.Button(icon=icon, tooltip=tip, layout=widgets.Layout(**_BUTTON))
+        looks = editor._row_looks
+        self.label = widgets.HTML(layout=looks.label_layout, style=looks.label_style)
+        self.up, self.down, self.remove = (widgets.Button(icon=icon, tooltip=tip, layout=looks.button_layout,
+                                                          style=looks.button_style)
                                            for icon, tip in (("arrow-up", "move up"), ("arrow-down", "move down"),
                                                              ("times", "delete")))
         self._task, self._index = "", 0

@@ -204,7 +204,9 @@ class Studio(SavedOutput, widgets.HBox):
 
     def close(self) -> None:
         """Close the widget and stop its background re-checking."""
-        self._rechecker.close()
+        rechecker = getattr(self, "_rechecker", None)  # None when __init__ stopped before making it
+        if rechecker is not None:
+            rechecker.close()
         super().close()
 
     # -- internals -----------------------------------------------------------------------------------
