@@ -59,8 +59,8 @@ def test_readme_blocks_run_in_order_in_one_session(tmp_path):
     assert "SAFE 65600 B" in out.stdout
     assert "interleave_stride" in out.stdout  # the DesignError the first block promises, printed
     assert (tmp_path / "tma_copy_pkg" / "__init__.py").is_file()
-    assert "193 <= M <= 256" in out.stdout and "\nkernel_2.o\n" in out.stdout
-    assert (tmp_path / "gemm_tuned_pkg" / "kernel_2.o").is_file()
+    assert "193 <= M <= 256" in out.stdout and "\nkernel_3.o\n" in out.stdout
+    assert (tmp_path / "gemm_tuned_pkg" / "kernel_3.o").is_file()
     assert "gemm_sm90: 7432 ranges over 10 warps" in out.stdout  # the recorded profile, without a GPU
     assert (tmp_path / "gemm_sm90.trace.json").stat().st_size > 0
     assert "\n1536\n" in out.stdout and "INVALID" in out.stdout and "ring_stages" in out.stdout
