@@ -66,21 +66,22 @@ def record_kernel_messages(page) -> None:
     page.restore_frames, page.kernel_frames = [], []
     started = time.monotonic()
 
+    def now() -> float:
+        return round(time.monotonic() - started, 3)
+
     def seen(direction: str, payload) -> None:
         text = payload if isinstance(payload, str) else payload.decode("latin-1")
         if direction == "sent" and _RESTORE_SENT in text:
             page.restore_frames.append("sent")
         elif direction == "received" and any(end in text for end in _RESTORE_ENDS):
             page.restore_frames.append("ended")
-        page.kernel_frames.append({"t": round(time.monotonic() - started, 3), "dir": direction,
-                                   **_frame_summary(payload)})
+        page.kernel_frames.append({"t": now(), "dir": direction, **_frame_summary(payload)})
 
     def opened(ws) -> None:
-        page.kernel_frames.append({"t": round(time.monotonic() - started, 3), "dir": "open", "url": ws.url})
+        page.kernel_frames.append({"t": now(), "dir": "open", "url": ws.url})
         ws.on("framesent", lambda p: seen("sent", p))
         ws.on("framereceived", lambda p: seen("received", p))
-        ws.on("close", lambda _: page.kernel_frames.append(
-            {"t": round(time.monotonic() - started, 3), "dir": "close", "url": ws.url}))
+        ws.on("close", lambda _: page.kernel_frames.append({"t": now(), "dir": "close", "url": ws.url}))
 
     page.on("websocket", opened)
 

@@ -54,30 +54,33 @@ def check_choice(name: str, value: Any, choices: tuple | list) -> None:
         raise TslabError(f"BenchPanel: {name}={value!r} is not one of {', '.join(map(repr, choices))}")
 
 
+def _field_kind(value: Any, choices: tuple | list | None) -> type:
+    """The field a kernel parameter's value takes: a checkbox (bool), a menu of ``choices``, or a number or text box."""
+    if isinstance(value, bool):
+        return widgets.Checkbox
+    if choices is not None:
+        return widgets.Dropdown
+    if isinstance(value, int):
+        return widgets.IntText
+    return widgets.FloatText if isinstance(value, float) else widgets.Text
+
+
 def param_input(name: str, value: Any, choices: tuple | list | None = None) -> widgets.Widget:
     """The field for one kernel parameter, typed by its value: bool, one of ``choices``, or int."""
     look = {"description": name, "style": {"description_width": "130px"}, "layout": widgets.Layout(width="320px")}
-    if isinstance(value, bool):
+    kind = _field_kind(value, choices)
+    if kind is widgets.Checkbox:
         return widgets.Checkbox(value=value, indent=True, **look)
-    if choices is not None:
+    if kind is widgets.Dropdown:
         check_choice(name, value, choices)
         return widgets.Dropdown(options=list(choices), value=value, **look)
-    if isinstance(value, int):
-        return widgets.IntText(value=value, **look)
-    if isinstance(value, float):
-        return widgets.FloatText(value=value, **look)
-    return widgets.Text(value=str(value), **look)
+    return kind(value=str(value) if kind is widgets.Text else value, **look)
 
 
 def shown_again(field: widgets.Widget | None, name: str, value: Any, choices: tuple | list | None) -> widgets.Widget:
     """``field`` set to ``value`` when it is the field ``param_input`` would make for it (same kind, same menu),
     else a new field: a design shown again sends the values that changed, not new widgets."""
-    fresh = param_input(name, value, choices) if field is None else None
-    if fresh is not None:
-        return fresh
-    kind = (widgets.Checkbox if isinstance(value, bool) else widgets.Dropdown if choices is not None
-            else widgets.IntText if isinstance(value, int) else widgets.FloatText if isinstance(value, float)
-            else widgets.Text)
+    kind = _field_kind(value, choices)
     if type(field) is not kind or (choices is not None and tuple(field.options) != tuple(choices)):
         return param_input(name, value, choices)
     if choices is not None:

@@ -98,9 +98,8 @@ def field_label(name: str, looks: SharedLooks | None = None) -> widgets.HTML:
     """A field's name that wraps only after an underscore (``consumer_wait_signaling_`` / ``threads``), never
     inside a word, and is never cut short."""
     wrapped = "_<wbr>".join(html.escape(part) for part in name.split("_"))
-    shared = {} if looks is None else {"style": looks.style(HTMLStyle)}
+    looks = looks or SharedLooks()  # a label of its own: its own layout and style
     label = widgets.HTML(f'<span title="{html.escape(name)}">{wrapped}</span>',
-                         layout=(looks.layout if looks is not None else widgets.Layout)(width="190px", min_width="0"),
-                         **shared)
+                         layout=looks.layout(width="190px", min_width="0"), style=looks.style(HTMLStyle))
     label.add_class("tslab-field-label")
     return label

@@ -54,11 +54,11 @@ def describe_steps(task: str, before: Sequence[Step], after: Sequence[Step], mov
     if len(after) == len(before) - 1:
         for i, step in enumerate(before):
             if before[:i] + before[i + 1:] == after:
-                return f"{task}: deleted {_step(step)}"
+                return f"{task}: deleted {step_text(step)}"
     if len(after) == len(before) + 1:
         for i, step in enumerate(after):
             if after[:i] + after[i + 1:] == before:
-                return f"{task}: inserted {_step(step)} in {step[2]}"
+                return f"{task}: inserted {step_text(step)} in {step[2]}"
     if len(after) == len(before):
         order = list(range(len(before)))
         if moved is not None and 0 <= moved < len(before):
@@ -73,11 +73,11 @@ def describe_steps(task: str, before: Sequence[Step], after: Sequence[Step], mov
                     continue
                 up = j < i or (j == i and SECTIONS.index(placed[2]) < SECTIONS.index(step[2]))
                 into = f" into {placed[2]}" if placed[2] != step[2] else ""
-                return f"{task}: moved {_step(step)} {'up' if up else 'down'}{into}"
+                return f"{task}: moved {step_text(step)} {'up' if up else 'down'}{into}"
     return f"{task}: schedule changed"
 
 
-def _step(step: Step) -> str:
+def step_text(step: Step) -> str:
     return f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "")
 
 

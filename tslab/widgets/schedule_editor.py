@@ -20,23 +20,12 @@ from ..core.steps import CONSUMER_STAGES, PRODUCER_STAGES, SECTIONS, Step, make_
 from ..core.verdict import Verdict
 from ..errors import DesignError, Issue
 from . import schedule_ops as ops
-from .editing import DesignHolder
-from .history import describe_steps
+from .editing import DesignHolder, SharedLooks
+from .history import describe_steps, step_text
 from .schedule_code import schedule_code
 
 _BUTTON = {"width": "30px", "padding": "0", "flex": "0 0 30px"}
 _LABEL = {"flex": "1 1 auto", "min_width": "0", "width": "auto"}
-
-
-class _RowLooks:
-    """The layout and style models every step row of one editor shares: a row is 6 widgets, not 14 (each widget is
-    a comm, and a schedule of 90 steps drew 1,274 of them at once). Made with the editor, never at import."""
-
-    def __init__(self) -> None:
-        self.button_layout = widgets.Layout(**_BUTTON)
-        self.button_style = widgets.ButtonStyle()
-        self.label_layout = widgets.Layout(**_LABEL)
-        self.label_style = HTMLStyle()
 
 
 class ScheduleEditor(DesignHolder, widgets.VBox):
@@ -45,7 +34,7 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
     def __init__(self, design: Design, *, auto_check: bool = True) -> None:
         widgets.VBox.__init__(self)
         self._hold(design, auto_check=auto_check)
-        self._row_looks = _RowLooks()
+        self._row_looks = SharedLooks()  # every step row's buttons and label share their layouts and styles
         self.error: Issue | None = None
         self._undo: list[tuple[str, list[Step], list[Step], bool]] = []
         self._redo: list[tuple[str, list[Step], list[Step], bool]] = []
@@ -207,7 +196,7 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
             if task not in self._task_columns:
                 self._task_columns[task] = _TaskColumn(self, task)
                 self._task_code[task] = widgets.HTML()
-            self._task_columns[task].show(self._design.schedule(task))
+            self._labels.update(self._task_columns[task].show(self._design.schedule(task)))
             self._task_code[task].value = f'<pre class="tslab-code">{_esc(self.code(task))}</pre>'
         _set_children(self._columns, [self._task_columns[t] for t in tasks])
         _set_children(self._code, [self._task_code[t] for t in tasks])
@@ -225,9 +214,9 @@ class _StepRow(widgets.HBox):
 
     def __init__(self, editor: ScheduleEditor) -> None:
         looks = editor._row_looks
-        self.label = widgets.HTML(layout=looks.label_layout, style=looks.label_style)
-        self.up, self.down, self.remove = (widgets.Button(icon=icon, tooltip=tip, layout=looks.button_layout,
-                                                          style=looks.button_style)
+        self.label = widgets.HTML(layout=looks.layout(**_LABEL), style=looks.style(HTMLStyle))
+        self.up, self.down, self.remove = (widgets.Button(icon=icon, tooltip=tip, layout=looks.layout(**_BUTTON),
+                                                          style=looks.style(widgets.ButtonStyle))
                                            for icon, tip in (("arrow-up", "move up"), ("arrow-down", "move down"),
                                                              ("times", "delete")))
         self._task, self._index = "", 0
@@ -290,7 +279,9 @@ class _TaskColumn(widgets.VBox):
                                                flex="1 1 320px", min_width="0"))
         self.add_class("tslab-task-column")
 
-    def show(self, steps: list[Step]) -> None:
+    def show(self, steps: list[Step]) -> dict[tuple[str, str, int], tuple[widgets.HTML, str]]:
+        """Point the rows at ``steps``; each shown step's ``(task, section, position)`` -> its label and text."""
+        labels = {}
         for s, section in enumerate(SECTIONS):
             in_section = ops.section_steps(steps, section)
             rows = self._sections[section].show(len(in_section))
@@ -299,10 +290,10 @@ class _TaskColumn(widgets.VBox):
                 down = ((section, position + 1) if position < len(in_section) - 1
                         else (SECTIONS[s + 1], 0) if s < 2 else None)
                 row.show(self._task, index, up, down)
-                text = (f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "")
-                        + (f" [{step[4]}]" if len(step) > 4 else ""))
-                self._editor._labels[(self._task, section, position)] = (row.label, text)
+                text = step_text(step) + (f" [{step[4]}]" if len(step) > 4 else "")
+                labels[(self._task, section, position)] = (row.label, text)
         self._inserter.refresh()
+        return labels
 
 
 class _Inserter(widgets.VBox):
