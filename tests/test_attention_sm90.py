@@ -15,6 +15,7 @@ VARIANTS = [
     attn.ONE_WARPGROUP,
     {**attn.ONE_WARPGROUP, "overlap": False},
     {"persistent": True},
+    {"persistent": True, "q_stages": 2},
     {"causal": True},
     {"tile_n": 96, "kv_stages": 6},
     attn.HEAD_DIM_64_TWO_WARPGROUPS,
@@ -25,6 +26,7 @@ VARIANTS = [
     attn.THREE_WARPGROUPS,
     {**attn.THREE_WARPGROUPS, "causal": True},
     {**attn.THREE_WARPGROUPS, "persistent": True},
+    {**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2},
     {**attn.THREE_WARPGROUPS, "schedule": "cooperative"},
     {**attn.THREE_WARPGROUPS, "kv_tiles": 1},
 ]
@@ -37,7 +39,7 @@ def test_variants_are_safe(params):
 
 
 @pytest.mark.parametrize("params", [{}, {"overlap": False}, {"persistent": True}, attn.ONE_WARPGROUP,
-                                    attn.THREE_WARPGROUPS], ids=str)
+                                    attn.THREE_WARPGROUPS, {"persistent": True, "q_stages": 2}], ids=str)
 def test_ts_own_search_agrees(params):
     assert tslab.check(attn.design(**params), strategy="ts").status == "SAFE"
 
@@ -132,6 +134,19 @@ def test_one_stage_is_enough_without_the_overlap():
     assert tslab.check(attn.design(**attn.ONE_WARPGROUP, kv_stages=1, overlap=False)).status == "SAFE"
 
 
+@pytest.mark.parametrize("params", [{}, attn.THREE_WARPGROUPS, {"persistent": True}], ids=str)
+def test_q_is_released_before_the_last_pv(params):
+    """With the overlap the last Q K^T is done when the K/V loop ends: each warpgroup releases Q there, before the
+    tail's P V and the epilogue, so a persistent block's next Q loads under them (and not after the epilogue)."""
+    design = attn.design(**params)
+    for task in [t for t in design.tasks() if t.startswith("MmaTask")]:
+        steps = design.schedule(task)
+        release = next(i for i, s in enumerate(steps) if s[:2] == ("smem_q", "ConsumerRelease"))
+        last_pv = max(i for i, s in enumerate(steps) if s[3] == "multiply_pv")
+        last_qk = max(i for i, s in enumerate(steps) if s[3] == "multiply_qk")
+        assert last_qk < release < last_pv, (task, steps[release - 2:release + 3])
+
+
 def test_o_over_q_in_the_pingpong_races():
     """Staging O over Q's bytes is safe for one warpgroup, but in the ping-pong one warpgroup writes its O while
     the other may still multiply with Q: TS's checker names both (a counterexample, step by step)."""
@@ -172,6 +187,8 @@ def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
     ({"kv_stages": 0}, "param 'kv_stages'"),
     ({"causal": 1}, "param 'causal'.*not a bool"),
     ({"epilogue": "aliased", "persistent": True}, "param 'epilogue'.*persistent=True"),
+    ({"q_stages": 3}, "param 'q_stages'.*not 1 or 2"),
+    ({**attn.ALIASED, "q_stages": 2}, "param 'q_stages'.*epilogue='aliased'"),
 ])
 def test_invalid_params_name_the_param(params, match):
     with pytest.raises(DesignError, match=match):

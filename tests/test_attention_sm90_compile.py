@@ -37,6 +37,8 @@ CASES = [
     ({**attn.THREE_WARPGROUPS, "causal": True, "dtype": "fp16"}, True),
     ({**attn.THREE_WARPGROUPS, "persistent": True}, True),
     ({"persistent": True}, True),  # the work queue's state on top of 240 registers: C7512 before P's conversion moved
+    ({"persistent": True, "q_stages": 2}, True),  # the next tile's Q loads under this one: 224 KB of SMEM
+    ({**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2}, True),
 ]
 
 

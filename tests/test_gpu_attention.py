@@ -123,12 +123,26 @@ VARIANTS = [
     {**attn.HEAD_DIM_64_TWO_WARPGROUPS, "tile_n": 192, "causal": True},
     attn.THREE_WARPGROUPS, {**attn.THREE_WARPGROUPS, "causal": True}, {**attn.THREE_WARPGROUPS, "dtype": "fp16"},
     {**attn.THREE_WARPGROUPS, "persistent": True, "causal": True}, {**attn.THREE_WARPGROUPS, "schedule": "cooperative"},
+    {"persistent": True, "q_stages": 2}, {"persistent": True, "q_stages": 2, "causal": True, "dtype": "fp16"},
+    {**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2},
 ]
 
 
 @pytest.mark.parametrize("params", VARIANTS, ids=str)
 def test_variants_match_fp32_reference(params):
     _check_all(attn.design(**params), SHAPES[:8], seed=100)
+
+
+#: Problems of more tiles than an H200 has SMs (132), so that a persistent block runs several tiles, the next
+#: tile's Q landing in the other stage with ``q_stages=2``: 512, 768 (tails in both sequences, GQA 4) and 135.
+MANY_TILES = [(1, 2048, 2048, 32, 4), (3, 1000, 1000, 32, 8), (1, 1, 300, 135, 5)]
+
+
+@pytest.mark.parametrize("params", [{"persistent": True}, {"persistent": True, "q_stages": 2},
+                                    {"persistent": True, "q_stages": 2, "causal": True},
+                                    {**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2}], ids=str)
+def test_persistent_blocks_that_run_several_tiles(params):
+    _check_all(attn.design(**params), MANY_TILES, seed=200)
 
 
 def test_a_scale_of_the_callers_own():

@@ -14,14 +14,15 @@ first, so the tiles that need a mask come first. The same resources and tasks ar
 
 Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
 
-    Q, K, V --LoadTask [warp W]: Q -> smem_q (TmaAsync, 1 stage); K0; loop i >= 1: K_i, V_i-1; V_last
+    Q, K, V --LoadTask [warp W]: Q -> smem_q (TmaAsync, q_stages); K0; loop i >= 1: K_i, V_i-1; V_last
                -> smem_kv (TmaAsync, kv_stages; a stage holds a K or a V tile, in the order they are read)
     smem_q, smem_kv --MmaTask0 [warps 0-3], MmaTask1 [warps 4-7] (ping-pong; one MmaTask [warps 0..W-1]
                otherwise), each with registers of its own (S, P, O, row max and sums):
                head: wait Q; start; wait K0 -> [turn] S = Q K0^T [turn] -> wait S -> release K0 -> softmax
                loop i >= 1: wait K_i -> [turn] P = S (to 16 bits), S = Q K_i^T; wait V_i-1 -> O += P V_i-1 [turn]
                -> wait S -> release K_i -> softmax (under the PV wgmma) -> wait PV -> release V_i-1 -> rescale O
-               tail: wait V_last -> [turn] P = S, O += P V_last [turn] -> wait PV -> release; release Q; acquire smem_o
+               then release Q (every Q K^T is done: a persistent block's next Q loads under the tail)
+               tail: wait V_last -> [turn] P = S, O += P V_last [turn] -> wait PV -> release; acquire smem_o
                -> O / sum -> stmatrix -> commit; LSE -> gmem_lse
     smem_o  --EpilogueTask [warps W+1..W+3]: wait -> TMA store O -> release--> gmem_o
     [turn] = mma_turn (AsyncAsync, 1 stage, ping-pong only): MmaTask0 acquires and commits it around its GEMMs,
@@ -34,11 +35,12 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
     P = S: the softmax leaves P in fp32 in S's registers; the step that issues the PV wgmma converts it just
              before (``convert``), so P has one 16-bit copy per use and none lives across the loop's back edge
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
-             work_queue: wait -> get_and_advance_work_tile -> release
+             work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
+             the next tile's Q while this tile's is still read
 
 Resources:
-    SmemQ     the Q tile, allocation ``q_buf``; the online softmax (``softmax``, ``rescale``) is its consumer work,
-              as it runs over its rows while the tile is held
+    SmemQ     the Q tile (``q_stages`` of them), allocation ``q_buf``; the online softmax (``softmax``,
+              ``rescale``) is its consumer work, as it runs over its rows while the tile is held
     SmemKV    the K/V ring, allocation ``kv_buf``; the wgmmas are its consumer work. With the overlap a warpgroup
               holds K_i and V_i-1 at once: one stage deadlocks, which TS's checker shows
     MmaTurn   ``mma_turn`` (``mma_turn0..2`` for three): no memory, the warpgroups' turn to issue wgmmas (ping-pong)
@@ -94,8 +96,8 @@ SUMMARY = ("Hopper attention: TMA -> Q + K/V ring -> ping-pong wgmma warpgroups,
 #: rows, 128-wide K/V tiles, the intra-warpgroup overlap, four K/V stages (two K and two V tiles in flight).
 PARAMS: dict[str, Any] = {
     "head_dim": 128, "dtype": "bf16", "causal": False, "wg_rows": 64, "tile_n": 128, "kv_stages": 4,
-    "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False, "epilogue": "dedicated",
-    "kv_tiles": 3,
+    "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
+    "epilogue": "dedicated", "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -110,6 +112,9 @@ ONE_WARPGROUP: dict[str, Any] = {"mma_warpgroups": 1, "schedule": "cooperative"}
 #: O staged over Q's bytes (FlashAttention-3's SMEM saving): the MMA warpgroup releases Q before it writes O, and
 #: with one tile per block nothing loads Q again; TS checks the alias group.
 ALIASED: dict[str, Any] = {**ONE_WARPGROUP, "epilogue": "aliased"}
+#: Q tiles in SMEM: one, or with ``persistent=True`` two, so that the load warp fills the next tile's Q while the
+#: MMA warpgroups still multiply this one's (flash-attn-4's static persistent schedule for non-causal rows).
+Q_STAGES = (1, 2)
 #: ``dedicated``: O has SMEM of its own; ``aliased``: O takes Q's bytes (alias group ``[["q_buf"], ["o_buf"]]``).
 EPILOGUES = ("dedicated", "aliased")
 DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
@@ -199,6 +204,12 @@ def validate(params: dict[str, Any]) -> None:
     if p["tile_n"] not in TILE_N:
         raise bad("tile_n", f"tile_n={p['tile_n']!r} is not a multiple of 16 in 64..256",
                   "use one of " + ", ".join(map(str, TILE_N)) + ": P feeds the PV wgmma in steps of 16 keys")
+    if p["q_stages"] not in Q_STAGES:
+        raise bad("q_stages", f"q_stages={p['q_stages']!r} is not 1 or 2",
+                  "use 1, or 2 with persistent=True (the next tile's Q loads while this one's is read)")
+    if p["q_stages"] == 2 and p["epilogue"] == "aliased":
+        raise bad("q_stages", "q_stages=2 with epilogue='aliased': O is staged over Q's bytes, which the next "
+                  "tile's Q would fill", "use q_stages=1 with epilogue='aliased'")
     if p["epilogue"] == "aliased" and p["persistent"]:
         raise bad("epilogue", "epilogue='aliased' with persistent=True: the load warp fills the next tile's Q "
                   "while the TMA store still reads the O tile staged over it",
@@ -243,8 +254,8 @@ RULES = KernelRules(
     dtypes=tuple(DTYPES.values()), default_shape=(4, 4096, 4096, 32, 32), default_dtype="bfloat16",
     shape=_shape_rule, trip_param="kv_tiles", stages_param="kv_stages", package="attention", refuse=_refuse,
     dtype_of=lambda params: DTYPES[params["dtype"]],
-    choices={"head_dim": HEAD_DIMS, "wg_rows": WG_ROWS, "mma_warpgroups": MMA_WARPGROUPS, "schedule": MMA_SCHEDULES,
-             "epilogue": EPILOGUES, "dtype": tuple(DTYPES)},
+    choices={"head_dim": HEAD_DIMS, "wg_rows": WG_ROWS, "q_stages": Q_STAGES, "mma_warpgroups": MMA_WARPGROUPS,
+             "schedule": MMA_SCHEDULES, "epilogue": EPILOGUES, "dtype": tuple(DTYPES)},
     launch_module="tslab.kernels.attention_sm90_launch", variants=("causal", (False, True)),
 )
 
@@ -271,7 +282,7 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
     smem_q = SmemQ(name="smem_q", rows=rows, head_dim=d, element_bytes=nbytes, geo=geo, tma_atom=gpu.get("tma_q"),
                    mQ=gpu.get("mQ"), ext=ext, mma_qk=mma_qk, scale_log2=scale_log2,
                    pipeline_config=PipelineConfig.create_tma_async_pipeline_cfg(
-                       num_stages=1, num_bytes=rows * d * nbytes, producer_group=_threads(1),
+                       num_stages=p["q_stages"], num_bytes=rows * d * nbytes, producer_group=_threads(1),
                        consumer_group=_threads(threads), cta_layout_vmnk=None))
     smem_kv = SmemKV(name="smem_kv", tile_n=n, head_dim=d, element_bytes=nbytes, geo=geo, q=smem_q,
                      tma_atom_k=gpu.get("tma_k"), tma_atom_v=gpu.get("tma_v"), mK=gpu.get("mK"), mV=gpu.get("mV"),
@@ -439,6 +450,8 @@ class _Schedules:
                     kv.wgmma_wait(pending=0)
                     kv.release()
                     q.rescale()
+                # every Q K^T is done: the next tile's Q (persistent) loads under the last P V and the epilogue
+                q.release()
                 values(kv, t)
             else:
                 with domain_loop(0, trips, 1):
@@ -446,7 +459,7 @@ class _Schedules:
                     q.softmax()
                     q.rescale()
                     values(kv, t)
-            q.release()  # Q is read no more: the next tile's Q may load (or, aliased, O take its bytes)
+                q.release()  # Q is read no more: the next tile's Q may load (or, aliased, O take its bytes)
             o.acquire()
             o.stage_output()
             o.commit()
@@ -466,12 +479,13 @@ class _Schedules:
 
 
 def build(head_dim: int = 128, dtype: str = "bf16", causal: bool = False, wg_rows: int = 64, tile_n: int = 128,
-          kv_stages: int = 4, mma_warpgroups: int = 2, schedule: str = "pingpong", overlap: bool = True,
-          persistent: bool = False, epilogue: str = "dedicated", kv_tiles: int = 3) -> Blueprint:
+          kv_stages: int = 4, q_stages: int = 1, mma_warpgroups: int = 2, schedule: str = "pingpong",
+          overlap: bool = True, persistent: bool = False, epilogue: str = "dedicated", kv_tiles: int = 3
+          ) -> Blueprint:
     """Fresh TS objects of one Q tile over ``kv_tiles`` K/V iterations (CPU check)."""
     params = {"head_dim": head_dim, "dtype": dtype, "causal": causal, "wg_rows": wg_rows, "tile_n": tile_n,
-              "kv_stages": kv_stages, "mma_warpgroups": mma_warpgroups, "schedule": schedule, "overlap": overlap,
-              "persistent": persistent, "epilogue": epilogue, "kv_tiles": kv_tiles}
+              "kv_stages": kv_stages, "q_stages": q_stages, "mma_warpgroups": mma_warpgroups, "schedule": schedule,
+              "overlap": overlap, "persistent": persistent, "epilogue": epilogue, "kv_tiles": kv_tiles}
     return make_tasks(params, kv_tiles=kv_tiles)
 
 

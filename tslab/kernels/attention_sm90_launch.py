@@ -40,12 +40,13 @@ def _task_rows(p: dict[str, Any]) -> int:
     return p["wg_rows"] if _pingpong(p) else tile_rows(p)
 
 
-def _layouts(p: dict[str, Any], dtype: Any) -> tuple[Any, Any]:
-    """Staged SMEM layouts of the Q tile (1 stage; O uses the same) and of the K/V ring (K-major, 128-byte
-    swizzle for 16-bit head_dim 64 and 128)."""
+def _layouts(p: dict[str, Any], dtype: Any) -> tuple[Any, Any, Any]:
+    """Staged SMEM layouts of the Q tiles (``q_stages``), of the O tile (1 stage, Q's layout) and of the K/V ring
+    (K-major, 128-byte swizzle for 16-bit head_dim 64 and 128)."""
     k_major = utils.LayoutEnum.ROW_MAJOR
     tile = (tile_rows(p), p["tile_n"], p["head_dim"])
-    return (sm90.make_smem_layout_a(k_major, tile, dtype, 1),
+    return (sm90.make_smem_layout_a(k_major, tile, dtype, p["q_stages"]),
+            sm90.make_smem_layout_a(k_major, tile, dtype, 1),
             sm90.make_smem_layout_b(k_major, tile, dtype, p["kv_stages"]))
 
 
@@ -81,14 +82,14 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
     if cute.arch.make_warp_uniform(cute.arch.warp_idx()) == 4 * p["mma_warpgroups"]:
         for atom in (tma_q, tma_k, tma_v, tma_o):
             cute.nvgpu.cpasync.prefetch_descriptor(atom)
-    q_layout, kv_layout = _layouts(p, dtype)
+    q_layout, o_layout, kv_layout = _layouts(p, dtype)
     seqlen_q, seqlen_k = mQ.shape[0], mK.shape[0]
     heads, heads_kv, batch = mQ.shape[2], mK.shape[2], mQ.shape[3]
     rows = tile_rows(p)
     m_blocks = (seqlen_q + rows - 1) // rows
     geo = Geometry(dtype=dtype, head_dim=p["head_dim"], rows=rows, task_rows=_task_rows(p), tile_n=p["tile_n"],
                    causal=p["causal"], persistent=p["persistent"], pingpong=_pingpong(p), q_layout=q_layout,
-                   kv_layout=kv_layout, o_layout=q_layout)
+                   kv_layout=kv_layout, o_layout=o_layout)
     # Runtime values even for a static problem: TS threads them through its loops as values (a Python int there
     # would turn into one on the first pass and change what the loop carries).
     ext = Extents(m_blocks=cutlass.Int32(m_blocks), seqlen_q=cutlass.Int32(seqlen_q), seqlen_k=cutlass.Int32(seqlen_k),
@@ -130,7 +131,7 @@ def launch(q: cute.Tensor, k: cute.Tensor, v: cute.Tensor, o: cute.Tensor, lse: 
     head_dim)``, k, v ``(batch, seqlen_k, heads_kv, head_dim)`` and lse ``(batch, heads, seqlen_q)`` fp32."""
     p = dict(params)
     dtype = _CUTLASS_DTYPES[p["dtype"]]
-    q_layout, kv_layout = _layouts(p, dtype)
+    q_layout, o_layout, kv_layout = _layouts(p, dtype)
     rows, d = tile_rows(p), p["head_dim"]
     g2s = cute.nvgpu.cpasync.CopyBulkTensorTileG2SOp()
     q4, k4, v4, o4 = (_sdhb(t) for t in (q, k, v, o))
@@ -140,7 +141,7 @@ def launch(q: cute.Tensor, k: cute.Tensor, v: cute.Tensor, o: cute.Tensor, lse: 
     tma_k, tma_k_tensor = cute.nvgpu.cpasync.make_tiled_tma_atom(g2s, k4, kv_stage, (p["tile_n"], d))
     tma_v, tma_v_tensor = cute.nvgpu.cpasync.make_tiled_tma_atom(g2s, v4, kv_stage, (p["tile_n"], d))
     tma_o, tma_o_tensor = cute.nvgpu.cpasync.make_tiled_tma_atom(
-        cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), o4, cute.slice_(q_layout, (None, None, 0)), (rows, d))
+        cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), o4, cute.slice_(o_layout, (None, None, 0)), (rows, d))
     mma_qk, mma_pv = _tiled_mmas(p, dtype)
     batch, seqlen_q, heads = q.shape[0], q.shape[1], q.shape[2]
     m_blocks = (seqlen_q + rows - 1) // rows
@@ -156,8 +157,8 @@ def launch(q: cute.Tensor, k: cute.Tensor, v: cute.Tensor, o: cute.Tensor, lse: 
 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
     """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(q, k, v, o, lse, scale, stream)``."""
-    keys = ("head_dim", "dtype", "causal", "wg_rows", "tile_n", "kv_stages", "mma_warpgroups", "schedule", "overlap",
-            "persistent", "epilogue")
+    keys = ("head_dim", "dtype", "causal", "wg_rows", "tile_n", "kv_stages", "q_stages", "mma_warpgroups",
+            "schedule", "overlap", "persistent", "epilogue")
     p = {key: params[key] for key in keys}
     validate(p)
     if p["persistent"]:

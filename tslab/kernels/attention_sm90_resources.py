@@ -143,6 +143,7 @@ class SoftmaxState:
         self.row_max = cute.make_rmem_tensor(rows, cutlass.Float32)
         self.row_sum = cute.make_rmem_tensor(rows, cutlass.Float32)
         self.row_scale = cute.make_rmem_tensor(rows, cutlass.Float32)
+        self.q_stage = cute.make_rmem_tensor(1, cutlass.Int32)  # the Q stage of the tile in hand
 
 
 @dataclass(frozen=True)
@@ -205,9 +206,10 @@ class SmemQ(MemoryResource):
     _q: cutlass.Constexpr[Any] = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self._q = SmemAllocation("q_buf", size_bytes=self.rows * self.head_dim * self.element_bytes, alignment=1024)
+        self._q = SmemAllocation("q_buf", size_bytes=0, alignment=1024)
 
     def get_smem_requirements(self) -> list[SmemAllocation]:
+        self._q.size_bytes = self.pipeline_config.num_stages * self.rows * self.head_dim * self.element_bytes
         return [self._q]
 
     @cute.jit
@@ -218,12 +220,12 @@ class SmemQ(MemoryResource):
     @cute.jit
     def tma_load(self, stage_info: StageInfo) -> None:
         m, h, b = tile_of(self.geo, self.ext, stage_info)
-        sQ = self.tensor(stage_info)  # (rows, d, 1)
+        sQ = self.tensor(stage_info)  # (rows, d, q_stages)
         gQ = cute.local_tile(self.mQ[None, None, h, b], (self.rows, self.head_dim), (m, 0))
         tQsQ, tQgQ = cute.nvgpu.cpasync.tma_partition(self.tma_atom, 0, cute.make_layout(1),
                                                       cute.group_modes(sQ, 0, 2), cute.group_modes(gQ, 0, 2))
         bar = cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr().toint(), cute.AddressSpace.smem)
-        cute.copy(self.tma_atom, tQgQ, tQsQ[(None, 0)], tma_bar_ptr=bar)
+        cute.copy(self.tma_atom, tQgQ, tQsQ[(None, stage_info.stage_idx)], tma_bar_ptr=bar)
 
     @consumer_work
     @cute.jit
@@ -287,8 +289,10 @@ class SmemQ(MemoryResource):
     @consumer_work
     @cute.jit
     def start_tile(self, stage_info: StageInfo) -> None:
-        """A tile's first step: O = 0, running max -inf, sums 0 (the first softmax then rescales O by 0)."""
+        """A tile's first step: O = 0, running max -inf, sums 0 (the first softmax then rescales O by 0); the Q
+        stage this tile reads is noted for the QK^T wgmmas (work on the K/V ring, whose stage they get)."""
         st = stage_info.task_cache
+        st.q_stage[0] = stage_info.stage_idx
         st.o.fill(0.0)
         st.row_max.fill(-cutlass.Float32.inf)
         st.row_sum.fill(0.0)
@@ -344,7 +348,8 @@ class SmemKV(MemoryResource):
     @cute.jit
     def _operands(self, stage_info: StageInfo) -> tuple:
         geo = self.geo
-        sQ, _, tidx = _task_rows(geo, self.q.tensor(stage_info)[None, None, 0])  # (task_rows, d)
+        q_stage = stage_info.task_cache.q_stage[0]
+        sQ, _, tidx = _task_rows(geo, self.q.tensor(stage_info)[None, None, q_stage])  # (task_rows, d)
         sKV = _smem_tensor(stage_info, self._kv.offset, geo.dtype, geo.kv_layout)
         return sQ, sKV, tidx
 
