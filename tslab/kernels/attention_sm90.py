@@ -6,11 +6,12 @@ Q, K, V, O in flash-attn's ``(batch, seqlen, heads, head_dim)`` layout (LSE fp32
 head_dim 64 or 128, query heads a multiple of the K/V heads (grouped-query attention), any sequence lengths (the
 last K/V tile is masked past seqlen_k, Q rows past seqlen_q are zero-filled by TMA and their O rows clipped). The
 causal mask is aligned bottom-right, as flash-attn's. A block computes one Q tile of ``wg_rows x mma_warpgroups``
-rows of one (batch, head): one tile per block (causal tiles longest first), or with ``persistent=True`` the tiles
-TS's ``WorkQueue`` (static persistent scheduler) hands it. The K/V loop of a tile runs as many trips as it has K/V
-tiles (``AttentionTask.get_domain``: all of them, or those left of the causal diagonal), from the last to the
-first, so the tiles that need a mask come first. The same resources and tasks are checked on the CPU
-(``design()``, ``kv_tiles`` trips) and run on the GPU (:mod:`tslab.kernels.attention_sm90_launch`).
+rows of one (batch, head): one tile per block (causal tiles longest first, in sections of heads whose K and V fit
+in L2), or with ``persistent=True`` the tiles TS's ``WorkQueue`` (static persistent scheduler) hands it. The K/V
+loop of a tile runs as many trips as it has K/V tiles (``AttentionTask.get_domain``: all of them, or those left of
+the causal diagonal), from the last to the first, so the tiles that need a mask come first. The same resources and
+tasks are checked on the CPU (``design()``, ``kv_tiles`` trips) and run on the GPU
+(:mod:`tslab.kernels.attention_sm90_launch`).
 
 Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
 

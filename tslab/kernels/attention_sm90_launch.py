@@ -24,7 +24,7 @@ from cutlass import cute
 from cutlass import tensor_utils as utils
 
 from .attention_sm90 import DTYPES, block_warps, make_tasks, tile_rows, validate
-from .attention_sm90_resources import Extents, Geometry, SoftmaxState
+from .attention_sm90_resources import L2_KV_BYTES, Extents, Geometry, SoftmaxState
 from .rules import cutlass_dtype
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
@@ -92,8 +92,14 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
                    kv_layout=kv_layout, o_layout=o_layout)
     # Runtime values even for a static problem: TS threads them through its loops as values (a Python int there
     # would turn into one on the first pass and change what the loop carries).
+    order = {}
+    if cutlass.const_expr(p["causal"] and not p["persistent"]):  # longest_first's: sections of pairs that fit L2
+        keys_in_l2 = L2_KV_BYTES // (4 * p["head_dim"])  # K and V rows of one head, 2 bytes an element
+        order = {"heads": cutlass.Int32(heads), "batch": cutlass.Int32(batch),
+                 "l2_heads": cutlass.Int32(cutlass.max(cutlass.min(keys_in_l2 // cutlass.max(seqlen_k, 1),
+                                                                   heads * batch), 1))}
     ext = Extents(m_blocks=cutlass.Int32(m_blocks), seqlen_q=cutlass.Int32(seqlen_q), seqlen_k=cutlass.Int32(seqlen_k),
-                  heads_per_kv=cutlass.Int32(heads // heads_kv))
+                  heads_per_kv=cutlass.Int32(heads // heads_kv), **order)
     scheduler = None
     if cutlass.const_expr(p["persistent"]):
         from cutlass.experimental.task_scheduling.resources import TileSchedulerConfig

@@ -64,15 +64,50 @@ class Extents:
     seqlen_q: Any
     seqlen_k: Any
     heads_per_kv: Any
+    heads: Any = None
+    batch: Any = None
+    l2_heads: Any = None  # (head, batch) pairs whose K and V fit in L2 together (causal, one tile per block)
+
+
+#: The L2 bytes a causal launch's section of heads may fill with K and V (of the H200's 50 MB; flash-attn-4's
+#: choice for the same order).
+L2_KV_BYTES = 40 * 1024 * 1024
+
+
+@cute.jit
+def longest_first(ext: Extents, m: Any, h: Any, b: Any) -> tuple:
+    """The causal tile block ``(m, h, b)`` computes, one tile per block: blocks start in launch order (m fastest),
+    and the order hands out every (head, batch) pair's longest tile (the last Q rows, which see the most keys)
+    before any pair's next longest, so the blocks that start last are the shortest and none idles long at the end;
+    the pairs go in sections of ``l2_heads`` so that the K and V being read fit in L2 (flash-attn-4's LPT order)."""
+    pairs = ext.heads * ext.batch
+    t = m + ext.m_blocks * (h + ext.heads * b)  # the block's place in launch order
+    per_section = ext.l2_heads * ext.m_blocks
+    section = t // per_section
+    r = t - section * per_section
+    full = pairs // ext.l2_heads  # sections of l2_heads pairs; the last may be narrower
+    width = ext.l2_heads if section < full else pairs - full * ext.l2_heads
+    rank = r // width  # 0: the longest tile of each pair in the section
+    pair = section * ext.l2_heads + r - rank * width
+    b_of = pair // ext.heads
+    return ext.m_blocks - 1 - rank, pair - b_of * ext.heads, b_of
 
 
 @cute.jit
 def tile_of(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) -> tuple:
-    """(m_block, head, batch) of this block's tile: the WorkQueue's when persistent, else the block's own.
-
-    Causal tiles are handed out longest first (the last Q rows see the most keys)."""
+    """(m_block, head, batch) of this block's tile: the WorkQueue's when persistent, else the block's own (causal:
+    :func:`longest_first`)."""
     m, h, b = stage_info.work_tile.tile_idx
-    if cutlass.const_expr(geo.causal):
+    return tile_at(geo, ext, m, h, b)
+
+
+@cute.jit
+def tile_at(geo: cutlass.Constexpr, ext: Extents, m: Any, h: Any, b: Any) -> tuple:
+    """The tile of work-tile index ``(m, h, b)``: causal tiles longest first (one tile per block: by
+    :func:`longest_first`; persistent: the last Q tile of each pair first)."""
+    if cutlass.const_expr(geo.causal and not geo.persistent):
+        m, h, b = longest_first(ext, m, h, b)
+    elif cutlass.const_expr(geo.causal):
         m = ext.m_blocks - 1 - m
     return m, h, b
 
@@ -167,9 +202,8 @@ class AttentionTask(Task):
     @cute.jit
     def get_domain(self, tile_coord: Any) -> Any:
         geo = self.static.value
-        m, _, _ = tile_coord
-        if cutlass.const_expr(geo.causal):
-            m = self.ext.m_blocks - 1 - m
+        m, h, b = tile_coord
+        m, _, _ = tile_at(geo, self.ext, m, h, b)
         return kv_blocks(geo, self.ext, m)
 
     @cute.jit
