@@ -74,9 +74,10 @@ def test_pingpong_issues_each_gemm_once_per_step_without_injected_waits():
 def test_the_k_v_loop_is_lean(params):
     """The ping-pong's K/V loop in SASS, once per warpgroup task: 16 wgmmas (8 QK^T, 8 PV) and about 600
     instructions a K/V tile, of which the mask (taken only on tiles that need one) is one compare and one select a
-    score. Two regressions it catches: the mask as a runtime ``if`` per element (1,642 instructions, ~960 FSEL),
-    and P converted at the end of the softmax's step, which ptxas carried across the loop's back edge as fp32
-    copies (64 moves) and converted twice (711 instructions, 64 F2FP)."""
+    score. Three regressions it catches: the mask as a runtime ``if`` per element (1,642 instructions, ~960 FSEL),
+    P converted at the end of the softmax's step, which ptxas carried across the loop's back edge as fp32 copies
+    (64 moves) and converted twice (711 instructions, 64 F2FP), and the wgmma descriptors rebuilt for every k
+    step (610 instructions instead of 582 at head_dim 128)."""
     from tests.sass import loops
 
     out = _compile(params)
@@ -92,4 +93,7 @@ def test_the_k_v_loop_is_lean(params):
         assert ops["F2FP"] == scores // 2, ops  # P packed two to a register, once
         assert ops["FSEL"] <= scores + 8, ops
         assert ops["MOV"] + ops["IMAD"] <= 16, ops
+        # wgmma descriptors: an offset added to each (UIADD3.64 or an OR), not rebuilt word by word (UMOV pairs:
+        # 23-41 a K/V tile when the GEMMs went through the tiled MMA over the staged fragment)
+        assert ops["UMOV"] <= 12, ops
         assert sum(ops.values()) <= 10 * scores + 40, ops

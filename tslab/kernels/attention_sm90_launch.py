@@ -107,7 +107,8 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
         scheduler = TileSchedulerConfig.create_static_persistent_tile_scheduler_params(
             tile_scheduler_params=_scheduler_params(m_blocks, heads, batch))
     # Each MMA task's own registers: one set for the cooperative task, one per warpgroup's task in ping-pong.
-    caches = tuple(SoftmaxState(geo, mma_qk, mma_pv) for _ in range(p["mma_warpgroups"] if _pingpong(p) else 1))
+    caches = (tuple(SoftmaxState(geo, mma_qk, mma_pv, wg) for wg in range(p["mma_warpgroups"])) if _pingpong(p)
+              else (SoftmaxState(geo, mma_qk, mma_pv),))
     bp = make_tasks(p, kv_tiles=None, geo=geo,
                     gpu={"tma_q": tma_q, "mQ": mQ, "tma_k": tma_k, "mK": mK, "tma_v": tma_v, "mV": mV,
                          "tma_o": tma_o, "mO": mO, "mLSE": mLSE, "mma_qk": mma_qk, "mma_pv": mma_pv,
