@@ -69,8 +69,8 @@ class Extents:
     l2_heads: Any = None  # (head, batch) pairs whose K and V fit in L2 together (causal, one tile per block)
 
 
-#: The L2 bytes a causal launch's section of heads may fill with K and V (of the H200's 50 MB; flash-attn-4's
-#: choice for the same order).
+#: The L2 bytes a causal launch's section of heads may fill with K and V: 40 of the H200's 50 MB, the rest left to
+#: Q and O streaming through (flash-attn-4 sizes its sections by all 50).
 L2_KV_BYTES = 40 * 1024 * 1024
 
 
