@@ -188,6 +188,7 @@ def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
     ({"causal": 1}, "param 'causal'.*not a bool"),
     ({"epilogue": "aliased", "persistent": True}, "param 'epilogue'.*persistent=True"),
     ({"q_stages": 3}, "param 'q_stages'.*not 1 or 2"),
+    ({"causal_order": "lpt"}, "param 'causal_order'"),
     ({**attn.ALIASED, "q_stages": 2}, "param 'q_stages'.*epilogue='aliased'"),
 ])
 def test_invalid_params_name_the_param(params, match):

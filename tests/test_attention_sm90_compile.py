@@ -27,6 +27,7 @@ CASES = [
     ({}, True),  # the default: ping-pong, overlap, bf16, head_dim 128, runtime extents
     ({}, False),
     ({"causal": True, "dtype": "fp16"}, True),
+    ({"causal": True, "causal_order": "longest_first"}, True),
     ({**attn.HEAD_DIM_64_TWO_WARPGROUPS, "causal": True}, True),
     ({"overlap": False}, True),
     ({"schedule": "cooperative"}, True),

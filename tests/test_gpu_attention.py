@@ -138,14 +138,15 @@ def test_variants_match_fp32_reference(params):
 MANY_TILES = [(1, 2048, 2048, 32, 4), (3, 1000, 1000, 32, 8), (1, 1, 300, 135, 5)]
 
 
-#: Causal problems whose K and V overflow the L2 sections of ``longest_first``'s order: (head, batch) pairs in
-#: sections of 5, 5, 2 (head_dim 128) and 2, 2, 2, 1 / 5, 2 (64), the last section narrower than the others.
+#: Causal problems whose K and V overflow the L2 sections of ``causal_order='longest_first'``: (head, batch) pairs
+#: in sections of 5, 5, 2 (head_dim 128) and 2, 2, 2, 1 / 5, 2 (64), the last section narrower than the others.
 L2_SECTIONS = [(2, 300, 16384, 6, 3), (1, 500, 30000, 7, 7)]
 
 
 @pytest.mark.parametrize("head_dim", [128, 64])
 def test_causal_tiles_in_l2_sections(head_dim):
-    _check_all(attn.design(causal=True, **HEAD_DIM_PARAMS[head_dim]), L2_SECTIONS, seed=300)
+    design = attn.design(causal=True, causal_order="longest_first", **HEAD_DIM_PARAMS[head_dim])
+    _check_all(design, [*L2_SECTIONS, *SHAPES[:8]], seed=300)
 
 
 @pytest.mark.parametrize("params", [{"persistent": True}, {"persistent": True, "q_stages": 2},

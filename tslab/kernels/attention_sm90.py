@@ -6,11 +6,11 @@ Q, K, V, O in flash-attn's ``(batch, seqlen, heads, head_dim)`` layout (LSE fp32
 head_dim 64 or 128, query heads a multiple of the K/V heads (grouped-query attention), any sequence lengths (the
 last K/V tile is masked past seqlen_k, Q rows past seqlen_q are zero-filled by TMA and their O rows clipped). The
 causal mask is aligned bottom-right, as flash-attn's. A block computes one Q tile of ``wg_rows x mma_warpgroups``
-rows of one (batch, head): one tile per block (causal tiles longest first, in sections of heads whose K and V fit
-in L2), or with ``persistent=True`` the tiles TS's ``WorkQueue`` (static persistent scheduler) hands it. The K/V
-loop of a tile runs as many trips as it has K/V tiles (``AttentionTask.get_domain``: all of them, or those left of
-the causal diagonal), from the last to the first, so the tiles that need a mask come first. The same resources and
-tasks are checked on the CPU (``design()``, ``kv_tiles`` trips) and run on the GPU
+rows of one (batch, head): one tile per block (causal tiles longest first: ``causal_order``), or with
+``persistent=True`` the tiles TS's ``WorkQueue`` (static persistent scheduler) hands it. The K/V loop of a tile
+runs as many trips as it has K/V tiles (``AttentionTask.get_domain``: all of them, or those left of the causal
+diagonal), from the last to the first, so the tiles that need a mask come first. The same resources and tasks are
+checked on the CPU (``design()``, ``kv_tiles`` trips) and run on the GPU
 (:mod:`tslab.kernels.attention_sm90_launch`).
 
 Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
@@ -98,7 +98,7 @@ SUMMARY = ("Hopper attention: TMA -> Q + K/V ring -> ping-pong wgmma warpgroups,
 PARAMS: dict[str, Any] = {
     "head_dim": 128, "dtype": "bf16", "causal": False, "wg_rows": 64, "tile_n": 128, "kv_stages": 4,
     "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
-    "epilogue": "dedicated", "kv_tiles": 3,
+    "causal_order": "by_pair", "epilogue": "dedicated", "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -116,6 +116,11 @@ ALIASED: dict[str, Any] = {**ONE_WARPGROUP, "epilogue": "aliased"}
 #: Q tiles in SMEM: one, or with ``persistent=True`` two, so that the load warp fills the next tile's Q while the
 #: MMA warpgroups still multiply this one's (flash-attn-4's static persistent schedule for non-causal rows).
 Q_STAGES = (1, 2)
+#: The order of causal tiles, one tile per block (blocks start in launch order): ``by_pair`` takes each (head,
+#: batch) pair's tiles longest first, pair after pair; ``longest_first`` every pair's longest tile before any pair's
+#: next longest, in sections of pairs whose K and V fit in L2 (flash-attn-4's LPT order), so the blocks that start
+#: last are the shortest. A persistent block takes the last Q tile of each pair first either way.
+CAUSAL_ORDERS = ("by_pair", "longest_first")
 #: ``dedicated``: O has SMEM of its own; ``aliased``: O takes Q's bytes (alias group ``[["q_buf"], ["o_buf"]]``).
 EPILOGUES = ("dedicated", "aliased")
 DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
@@ -179,7 +184,8 @@ def validate(params: dict[str, Any]) -> None:
         return DesignError("invalid-config", f"kernel '{NAME}' param '{name}'", message, hint)
 
     p = params
-    for name, allowed in (("dtype", tuple(DTYPES)), ("schedule", MMA_SCHEDULES), ("epilogue", EPILOGUES)):
+    for name, allowed in (("dtype", tuple(DTYPES)), ("schedule", MMA_SCHEDULES), ("epilogue", EPILOGUES),
+                          ("causal_order", CAUSAL_ORDERS)):
         if p[name] not in allowed:
             raise DesignError("input", f"kernel '{NAME}' param '{name}'", f"{name}={p[name]!r} is not supported",
                               did_you_mean(str(p[name]), list(allowed)))
@@ -256,7 +262,7 @@ RULES = KernelRules(
     shape=_shape_rule, trip_param="kv_tiles", stages_param="kv_stages", package="attention", refuse=_refuse,
     dtype_of=lambda params: DTYPES[params["dtype"]],
     choices={"head_dim": HEAD_DIMS, "wg_rows": WG_ROWS, "q_stages": Q_STAGES, "mma_warpgroups": MMA_WARPGROUPS,
-             "schedule": MMA_SCHEDULES, "epilogue": EPILOGUES, "dtype": tuple(DTYPES)},
+             "schedule": MMA_SCHEDULES, "epilogue": EPILOGUES, "causal_order": CAUSAL_ORDERS, "dtype": tuple(DTYPES)},
     launch_module="tslab.kernels.attention_sm90_launch", variants=("causal", (False, True)),
 )
 
@@ -481,12 +487,13 @@ class _Schedules:
 
 def build(head_dim: int = 128, dtype: str = "bf16", causal: bool = False, wg_rows: int = 64, tile_n: int = 128,
           kv_stages: int = 4, q_stages: int = 1, mma_warpgroups: int = 2, schedule: str = "pingpong",
-          overlap: bool = True, persistent: bool = False, epilogue: str = "dedicated", kv_tiles: int = 3
-          ) -> Blueprint:
+          overlap: bool = True, persistent: bool = False, causal_order: str = "by_pair", epilogue: str = "dedicated",
+          kv_tiles: int = 3) -> Blueprint:
     """Fresh TS objects of one Q tile over ``kv_tiles`` K/V iterations (CPU check)."""
     params = {"head_dim": head_dim, "dtype": dtype, "causal": causal, "wg_rows": wg_rows, "tile_n": tile_n,
               "kv_stages": kv_stages, "q_stages": q_stages, "mma_warpgroups": mma_warpgroups, "schedule": schedule,
-              "overlap": overlap, "persistent": persistent, "epilogue": epilogue, "kv_tiles": kv_tiles}
+              "overlap": overlap, "persistent": persistent, "causal_order": causal_order, "epilogue": epilogue,
+              "kv_tiles": kv_tiles}
     return make_tasks(params, kv_tiles=kv_tiles)
 
 

@@ -89,11 +89,12 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
     m_blocks = (seqlen_q + rows - 1) // rows
     geo = Geometry(dtype=dtype, head_dim=p["head_dim"], rows=rows, task_rows=_task_rows(p), tile_n=p["tile_n"],
                    causal=p["causal"], persistent=p["persistent"], pingpong=_pingpong(p), q_layout=q_layout,
+                   longest_first=p["causal"] and not p["persistent"] and p["causal_order"] == "longest_first",
                    kv_layout=kv_layout, o_layout=o_layout)
     # Runtime values even for a static problem: TS threads them through its loops as values (a Python int there
     # would turn into one on the first pass and change what the loop carries).
     order = {}
-    if cutlass.const_expr(p["causal"] and not p["persistent"]):  # longest_first's: sections of pairs that fit L2
+    if cutlass.const_expr(geo.longest_first):  # its sections of pairs whose K and V fit in L2
         keys_in_l2 = L2_KV_BYTES // (4 * p["head_dim"])  # K and V rows of one head, 2 bytes an element
         order = {"heads": cutlass.Int32(heads), "batch": cutlass.Int32(batch),
                  "l2_heads": cutlass.Int32(cutlass.max(cutlass.min(keys_in_l2 // cutlass.max(seqlen_k, 1),
@@ -165,7 +166,7 @@ def launch(q: cute.Tensor, k: cute.Tensor, v: cute.Tensor, o: cute.Tensor, lse: 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
     """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(q, k, v, o, lse, scale, stream)``."""
     keys = ("head_dim", "dtype", "causal", "wg_rows", "tile_n", "kv_stages", "q_stages", "mma_warpgroups",
-            "schedule", "overlap", "persistent", "epilogue")
+            "schedule", "overlap", "persistent", "causal_order", "epilogue")
     p = {key: params[key] for key in keys}
     validate(p)
     if p["persistent"]:

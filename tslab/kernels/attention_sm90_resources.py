@@ -48,6 +48,7 @@ class Geometry:
     causal: bool
     persistent: bool
     pingpong: bool
+    longest_first: bool = False  # causal tiles in :func:`longest_first`'s order (one tile per block)
     q_layout: Any = None
     kv_layout: Any = None
     o_layout: Any = None
@@ -96,16 +97,16 @@ def longest_first(ext: Extents, m: Any, h: Any, b: Any) -> tuple:
 @cute.jit
 def tile_of(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) -> tuple:
     """(m_block, head, batch) of this block's tile: the WorkQueue's when persistent, else the block's own (causal:
-    :func:`longest_first`)."""
+    each pair's last Q tile first, or :func:`longest_first`)."""
     m, h, b = stage_info.work_tile.tile_idx
     return tile_at(geo, ext, m, h, b)
 
 
 @cute.jit
 def tile_at(geo: cutlass.Constexpr, ext: Extents, m: Any, h: Any, b: Any) -> tuple:
-    """The tile of work-tile index ``(m, h, b)``: causal tiles longest first (one tile per block: by
-    :func:`longest_first`; persistent: the last Q tile of each pair first)."""
-    if cutlass.const_expr(geo.causal and not geo.persistent):
+    """The tile of work-tile index ``(m, h, b)``: causal tiles longest first, within each pair (``by_pair``, and
+    persistent blocks) or across them (:func:`longest_first`)."""
+    if cutlass.const_expr(geo.longest_first):
         m, h, b = longest_first(ext, m, h, b)
     elif cutlass.const_expr(geo.causal):
         m = ext.m_blocks - 1 - m
