@@ -229,8 +229,9 @@ def _task_rows(geo: cutlass.Constexpr, tensor: Any, wg: cutlass.Constexpr = None
 
 @dataclass(kw_only=True)
 class SmemQ(MemoryResource):
-    """The Q tile (rows x head_dim) in SMEM, loaded by TMA once per tile (TmaAsync, 1 stage) and held by the MMA
-    warpgroups through the tile: their QK^T wgmmas read it, and the online softmax of its rows runs as work on it."""
+    """The Q tile (rows x head_dim) in SMEM, loaded by TMA once per tile (TmaAsync, ``q_stages``: 1, or 2 so a
+    persistent block's next Q loads while this one is read) and held by the MMA warpgroups until their last QK^T:
+    those wgmmas read it, and the online softmax of its rows runs as work on it."""
 
     rows: cutlass.Constexpr[int] = 128
     head_dim: cutlass.Constexpr[int] = 128
