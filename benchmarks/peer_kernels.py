@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
+from gemm import SHORT_DTYPES as DTYPES
 
 
 def profiled_kernels(call: Callable[[], Any], calls: int) -> list[dict[str, Any]]:

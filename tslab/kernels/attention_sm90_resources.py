@@ -214,14 +214,13 @@ class AttentionTask(Task):
 
 
 @cute.jit
-def _task_rows(geo: cutlass.Constexpr, tensor: Any, wg: cutlass.Constexpr = None) -> tuple:
+def _task_rows(geo: cutlass.Constexpr, tensor: Any, stage_info: StageInfo) -> tuple:
     """This MMA task's rows of a (rows, cols) SMEM tile, its first row in the tile and its thread index: a ping-pong
-    warpgroup takes its own ``task_rows``, the cooperative task all of them. ``wg``: the warpgroup, when the
-    caller knows it at compile time (the task's :class:`SoftmaxState`), so the rows' address is a constant."""
+    warpgroup takes its own ``task_rows`` (its warpgroup known at compile time from the task's
+    :class:`SoftmaxState`, so the rows' address is a constant), the cooperative task all of them."""
     tidx, _, _ = cute.arch.thread_idx()
     if cutlass.const_expr(geo.pingpong):
-        if cutlass.const_expr(wg is None):
-            wg = cute.arch.make_warp_uniform(tidx // 128)
+        wg = stage_info.task_cache.wg
         part = cute.local_tile(tensor, (geo.task_rows, cute.size(tensor, mode=[1])), (wg, 0))
         return part, wg * geo.task_rows, tidx % 128
     return tensor, 0, tidx
@@ -276,7 +275,7 @@ class SmemQ(MemoryResource):
         st = stage_info.task_cache
         m, _, _ = tile_of(geo, self.ext, stage_info)
         n_block = kv_blocks(geo, self.ext, m) - 1 - stage_info.loop_offset
-        _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)))
+        _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
         s_mn = acc_mn_view(st.s)
         first_row = m * geo.rows + row0
         first_col = n_block * geo.tile_n
@@ -390,8 +389,7 @@ class SmemKV(MemoryResource):
         q_stage = 0  # a constant where it can be: a runtime stage costs the descriptors their known alignment
         if cutlass.const_expr(self.q.pipeline_config.num_stages > 1):
             q_stage = stage_info.task_cache.q_stage[0]
-        sQ, _, tidx = _task_rows(geo, self.q.tensor(stage_info)[None, None, q_stage],
-                                 stage_info.task_cache.wg)  # (task_rows, d)
+        sQ, _, tidx = _task_rows(geo, self.q.tensor(stage_info)[None, None, q_stage], stage_info)  # (task_rows, d)
         sKV = _smem_tensor(stage_info, self._kv.offset, geo.dtype, geo.kv_layout)
         return sQ, sKV, tidx
 
@@ -514,7 +512,7 @@ class SmemO(MemoryResource):
             o_mn[r, None].store(o_mn[r, None].load() * st.row_scale[r])
         out = cute.make_rmem_tensor_like(st.o, geo.dtype)
         out.store(st.o.load().to(geo.dtype))
-        sO, _, tidx = _task_rows(geo, self.tensor(stage_info)[None, None, 0])
+        sO, _, tidx = _task_rows(geo, self.tensor(stage_info)[None, None, 0], stage_info)
         atom = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), geo.dtype)
         r2s = cute.make_tiled_copy_C(atom, self.mma_pv).get_slice(tidx)
         cute.copy(atom, r2s.retile(out), r2s.partition_D(sO))
@@ -544,7 +542,7 @@ class GmemLse(MemoryResource):
         geo = self.geo
         st = stage_info.task_cache
         m, h, b = tile_of(geo, self.ext, stage_info)
-        _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.head_dim)))
+        _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.head_dim)), stage_info)
         coords = acc_mn_view(self.mma_pv.get_slice(tidx).partition_C(
             cute.make_identity_tensor((geo.task_rows, geo.head_dim))))
         if coords[0, 0][1] == 0:  # one thread of the four that share a row
