@@ -21,6 +21,7 @@ from .blueprint import DEFAULT_SMEM_CAPACITY, DEFAULT_TMEM_CAPACITY, Lowered
 from .checker import STRATEGIES, CheckerResult, run_checker
 from .output import captured_stdout
 from .replay import lingering_notes, trace_from_result
+from .skip_agreement import differing_skip_predicates
 from .stage_binding import unworked_waits
 from .tables import LAYOUT_COLUMNS, SCHEDULE_COLUMNS, alias_savings, layout_table, schedule_table, task_rows
 from .ts_lock import TS_LOCK
@@ -251,8 +252,9 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
                                        conditions=bp.conditions())
     layout = layout_table(smem, tmem)
     schedule = schedule_table(bp.tasks, bp.conditions())
+    cautions = [*unworked_waits(schedule), *differing_skip_predicates(bp.tasks)]
     return Verdict(
-        design=design, errors=errors, layout=layout, schedule=schedule, cautions=unworked_waits(schedule),
+        design=design, errors=errors, layout=layout, schedule=schedule, cautions=cautions,
         tasks=task_rows(bp.tasks),
         checker=result, report=out.getvalue(), smem_total=smem.total if smem else 0, smem_capacity=capacity,
         tmem_total=tmem.total if tmem else 0, tmem_capacity=tmem_capacity,
