@@ -147,6 +147,33 @@ def test_q_is_released_before_the_last_pv(params):
         assert last_qk < release < last_pv, (task, steps[release - 2:release + 3])
 
 
+@pytest.mark.parametrize("params", [{}, attn.THREE_WARPGROUPS, {"persistent": True, "causal": True}], ids=str)
+def test_turn_after_v_takes_the_turn_once_k_and_v_have_landed(params):
+    """``turn_after_v``: a warpgroup waits for K_i and V_i-1 before it takes the turn, so the other does not wait
+    while it holds the turn for a V tile still landing; Q K^T then reads the K stage noted before the wait for V.
+    SAFE under the reduced search and TS's own, and no stage-binding caution."""
+    design = attn.design(turn_after_v=True, **params)
+    for task in [t for t in design.tasks() if t.startswith("MmaTask")]:
+        loop = [s for s in design.schedule(task) if s[2] == "Loop"]
+        waits = [i for i, s in enumerate(loop) if s[:2] == ("smem_kv", "ConsumerWait")]
+        turn = [i for i, s in enumerate(loop) if s[0].startswith("mma_turn")]
+        assert loop[waits[0] + 1][3] == "note_k_stage" and waits[1] < min(turn), (task, loop)
+        qk = next(i for i, s in enumerate(loop) if s[3] == "multiply_qk")
+        assert waits[1] < min(turn) < qk, (task, loop)
+    for strategy in ("auto", "ts"):
+        verdict = tslab.check(design, strategy=strategy)
+        assert verdict.status == "SAFE" and verdict.shown_cautions == [], (strategy, verdict.text())
+
+
+@pytest.mark.parametrize(("params", "why"), [({"overlap": False}, "overlap=True"),
+                                             ({"schedule": "cooperative"}, "schedule='pingpong'"),
+                                             ({"turn_after_v": 1}, "not a bool")])
+def test_turn_after_v_outside_the_overlapped_pingpong_is_refused(params, why):
+    with pytest.raises(tslab.DesignError, match="turn_after_v") as info:
+        attn.design(**{"turn_after_v": True, **params}).lower()
+    assert why in str(info.value)
+
+
 def test_o_over_q_in_the_pingpong_races():
     """Staging O over Q's bytes is safe for one warpgroup, but in the ping-pong one warpgroup writes its O while
     the other may still multiply with Q: TS's checker names both (a counterexample, step by step)."""

@@ -125,6 +125,8 @@ VARIANTS = [
     {**attn.THREE_WARPGROUPS, "persistent": True, "causal": True}, {**attn.THREE_WARPGROUPS, "schedule": "cooperative"},
     {"persistent": True, "q_stages": 2}, {"persistent": True, "q_stages": 2, "causal": True, "dtype": "fp16"},
     {**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2},
+    {"turn_after_v": True}, {"turn_after_v": True, "causal": True, "dtype": "fp16"},
+    {**attn.THREE_WARPGROUPS, "turn_after_v": True}, {**attn.THREE_WARPGROUPS, "turn_after_v": True, "causal": True},
 ]
 
 

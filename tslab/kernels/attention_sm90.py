@@ -35,6 +35,8 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
              [turn] P = S, O += P V_i [turn] -> wait PV -> release (the ring is filled K0, V0, K1, V1, ...)
     P = S: the softmax leaves P in fp32 in S's registers; the step that issues the PV wgmma converts it just
              before (``convert``), so P has one 16-bit copy per use and none lives across the loop's back edge
+    turn_after_v=True: loop i >= 1: wait K_i -> note its stage -> wait V_i-1 -> [turn] P = S, S = Q K_i^T (the
+             noted stage), O += P V_i-1 [turn] -> ...: the turn is held for GEMMs whose tiles have landed only
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
              the next tile's Q while this tile's is still read
@@ -98,7 +100,7 @@ SUMMARY = ("Hopper attention: TMA -> Q + K/V ring -> ping-pong wgmma warpgroups,
 PARAMS: dict[str, Any] = {
     "head_dim": 128, "dtype": "bf16", "causal": False, "wg_rows": 64, "tile_n": 128, "kv_stages": 4,
     "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
-    "causal_order": "by_pair", "epilogue": "dedicated", "kv_tiles": 3,
+    "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -217,6 +219,12 @@ def validate(params: dict[str, Any]) -> None:
     if p["q_stages"] == 2 and p["epilogue"] == "aliased":
         raise bad("q_stages", "q_stages=2 with epilogue='aliased': O is staged over Q's bytes, which the next "
                   "tile's Q would fill", "use q_stages=1 with epilogue='aliased'")
+    if not isinstance(p["turn_after_v"], bool):
+        raise bad("turn_after_v", f"turn_after_v={p['turn_after_v']!r} is not a bool", "use True or False")
+    if p["turn_after_v"] and (p["schedule"] != "pingpong" or not p["overlap"]):
+        raise bad("turn_after_v", "turn_after_v=True without the overlapped ping-pong: only its K/V step waits for "
+                  "a V tile between taking the turn and giving it",
+                  "use schedule='pingpong' with overlap=True, or turn_after_v=False")
     if p["epilogue"] == "aliased" and p["persistent"]:
         raise bad("epilogue", "epilogue='aliased' with persistent=True: the load warp fills the next tile's Q "
                   "while the TMA store still reads the O tile staged over it",
@@ -311,7 +319,7 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
                          cta_layout_vmnk=None))
              for k in range((1 if warpgroups == 2 else warpgroups) if pingpong else 0)]
     trips = kv_tiles if geo is None else AttentionTask.get_domain
-    sched = _Schedules(overlap=p["overlap"], trips=trips, wq=wq)
+    sched = _Schedules(overlap=p["overlap"], trips=trips, wq=wq, turn_after_v=p["turn_after_v"])
     caches = gpu.get("caches") or (None,) * warpgroups
     regs = REGISTERS[warpgroups]
     if pingpong:
@@ -352,8 +360,8 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
 class _Schedules:
     """Each task's schedule (fresh per call): one tile's body, inside the WorkQueue's tile loop when persistent."""
 
-    def __init__(self, *, overlap: bool, trips: Any, wq: WorkQueue | None) -> None:
-        self.overlap, self.trips, self.wq = overlap, trips, wq
+    def __init__(self, *, overlap: bool, trips: Any, wq: WorkQueue | None, turn_after_v: bool = False) -> None:
+        self.overlap, self.trips, self.wq, self.turn_after_v = overlap, trips, wq, turn_after_v
 
     def _tiles(self, body: Any, *resources: MemoryResource) -> Any:
         if self.wq is None:
@@ -400,7 +408,7 @@ class _Schedules:
         """An MMA task's tile. ``role``: ``lead``/``follow`` of two ping-pong warpgroups (one turn between them);
         ``first``/``middle``/``last`` of three (the turns it waits and gives, in that order): the first does not
         wait on its first K/V step, the last does not give on its last, so each turn is given as often as taken."""
-        overlap, trips = self.overlap, self.trips
+        overlap, trips, turn_after_v = self.overlap, self.trips, self.turn_after_v
 
         def take(t: Any, first: bool) -> None:
             if role == "lead":
@@ -425,14 +433,23 @@ class _Schedules:
                     t[0].release()
 
         def scores(q: Any, kv: Any, t: Any, pending: int, first: bool = False) -> None:
-            """Wait for K, issue S = Q K^T in turn (and with ``pending`` the PV wgmma of the previous V)."""
+            """Wait for K, issue S = Q K^T in turn (and with ``pending`` the PV wgmma of the previous V); with
+            ``turn_after_v`` the turn is taken once V has landed too, Q K^T reading the K stage noted before."""
             kv.wait()
-            take(t, first)
-            kv.multiply_qk(convert=bool(pending))  # P out of S before S = Q K^T overwrites it
-            if pending:
+            if pending and turn_after_v:
+                kv.note_k_stage()  # a work step reads its resource's last wait's stage: V's, after the next wait
                 kv.wait()
+                take(t, first)
+                kv.multiply_qk(convert=True, noted=True)
                 kv.multiply_pv()
-            give(t, first, False)
+                give(t, first, False)
+            else:
+                take(t, first)
+                kv.multiply_qk(convert=bool(pending))  # P out of S before S = Q K^T overwrites it
+                if pending:
+                    kv.wait()
+                    kv.multiply_pv()
+                give(t, first, False)
             kv.wgmma_wait(pending=pending)  # S is done
             kv.release()
 
@@ -488,12 +505,12 @@ class _Schedules:
 def build(head_dim: int = 128, dtype: str = "bf16", causal: bool = False, wg_rows: int = 64, tile_n: int = 128,
           kv_stages: int = 4, q_stages: int = 1, mma_warpgroups: int = 2, schedule: str = "pingpong",
           overlap: bool = True, persistent: bool = False, causal_order: str = "by_pair", epilogue: str = "dedicated",
-          kv_tiles: int = 3) -> Blueprint:
+          turn_after_v: bool = False, kv_tiles: int = 3) -> Blueprint:
     """Fresh TS objects of one Q tile over ``kv_tiles`` K/V iterations (CPU check)."""
     params = {"head_dim": head_dim, "dtype": dtype, "causal": causal, "wg_rows": wg_rows, "tile_n": tile_n,
               "kv_stages": kv_stages, "q_stages": q_stages, "mma_warpgroups": mma_warpgroups, "schedule": schedule,
               "overlap": overlap, "persistent": persistent, "causal_order": causal_order, "epilogue": epilogue,
-              "kv_tiles": kv_tiles}
+              "turn_after_v": turn_after_v, "kv_tiles": kv_tiles}
     return make_tasks(params, kv_tiles=kv_tiles)
 
 

@@ -181,6 +181,7 @@ class SoftmaxState:
         self.row_sum = cute.make_rmem_tensor(rows, cutlass.Float32)
         self.row_scale = cute.make_rmem_tensor(rows, cutlass.Float32)
         self.q_stage = cute.make_rmem_tensor(1, cutlass.Int32)  # the Q stage of the tile in hand
+        self.k_stage = cute.make_rmem_tensor(1, cutlass.Int32)  # the K stage noted before a wait for V
 
 
 @dataclass(frozen=True)
@@ -395,10 +396,18 @@ class SmemKV(MemoryResource):
 
     @consumer_work
     @cute.jit
-    def multiply_qk(self, stage_info: StageInfo, *, convert: cutlass.Constexpr[bool] = False) -> None:
+    def note_k_stage(self, stage_info: StageInfo) -> None:
+        """Note the stage of the K tile just waited for, for a Q K^T issued after a wait for V (``noted``)."""
+        stage_info.task_cache.k_stage[0] = stage_info.stage_idx
+
+    @consumer_work
+    @cute.jit
+    def multiply_qk(self, stage_info: StageInfo, *, convert: cutlass.Constexpr[bool] = False,
+                    noted: cutlass.Constexpr[bool] = False) -> None:
         """Issue S = Q K^T for the K tile in this stage (S overwritten) and commit it as one wgmma group; with
         ``convert`` the last softmax's P is first taken out of S into the PV wgmma's operand (the overlap: the
-        PV wgmma that reads it is issued next)."""
+        PV wgmma that reads it is issued next); with ``noted`` for the K tile in the stage ``note_k_stage`` noted
+        (this step's own stage is then V's)."""
         if cutlass.const_expr(convert):
             convert_p(stage_info.task_cache, self.geo.dtype)
         sQ, sK, tidx = self._operands(stage_info)
@@ -412,7 +421,8 @@ class SmemKV(MemoryResource):
         atom = cute.make_mma_atom(mma.op)
         atom.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, False)
         cute.nvgpu.warpgroup.fence()
-        rK = tSrK[(None, None, None, stage_info.stage_idx)]
+        k_stage = stage_info.task_cache.k_stage[0] if cutlass.const_expr(noted) else stage_info.stage_idx
+        rK = tSrK[(None, None, None, k_stage)]
         for kb in cutlass.range_constexpr(cute.size(tSrQ, mode=[2])):
             cute.gemm(atom, acc, tSrQ[(None, None, kb)], rK[(None, None, kb)], acc)
             atom.set(cute.nvgpu.warpgroup.Field.ACCUMULATE, True)
