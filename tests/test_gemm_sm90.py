@@ -34,6 +34,15 @@ def test_clusters_of_two_release_each_stage_to_both_blocks(params):
     assert ring["cta_layout_vmnk"] == [1, 2, 1, 1] and ring["consumer_group"]["size"] == 2 * warps
 
 
+@pytest.mark.parametrize("params", [{}, gemm_sm90.PINGPONG], ids=["cooperative", "pingpong"])
+def test_per_warp_release_alone_counts_one_lane_per_mma_warp(params):
+    """per_warp_release=True: one lane per MMA warp releases a stage in a block alone (CUTLASS's release)."""
+    d = gemm_sm90.design(**params, per_warp_release=True)
+    assert tslab.check(d).status == "SAFE"
+    ring = d.pipelines()["smem_ab"]
+    assert ring["consumer_group"]["size"] == 8 and ring.get("cta_layout_vmnk") in (None, [1, 1, 1, 1])
+
+
 def test_decode_preset_fits_and_is_safe():
     v = tslab.check(gemm_sm90.design(**gemm_sm90.DECODE))
     assert v.status == "SAFE" and v.smem_total == 8 * (64 + 128) * 64 * 2 + 64 * 128 * 2
@@ -81,6 +90,7 @@ def test_ring_edits_that_break_the_cluster_are_invalid(params, edit, match):
     ({"tile_m": 64, "mma_warpgroups": 2}, "param 'tile_m'"),
     ({"tile_n": 80}, r"(?s)param 'tile_n'.*not a multiple of 32 in 64..256.*use one of 64, 96, 128, 160"),
     ({"swap_ab": 1}, r"param 'swap_ab'.*not a bool"),
+    ({"per_warp_release": 1}, r"param 'per_warp_release'.*not a bool"),
     ({"tile_m": 128, "tile_n": 256, "mma_warpgroups": 1}, "256 fp32 accumulator registers"),
     ({"stages": 1}, "param 'stages'"),
     ({"cluster_m": 4}, "param 'cluster_m'.*not 1 or 2"),

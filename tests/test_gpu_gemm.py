@@ -95,6 +95,14 @@ def test_pingpong_serves_every_shape(params, dtype):
     _check_runtime_shapes(gemm_sm90.design(dtype=dtype, **params), PINGPONG_SHAPES)
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("params", [{"per_warp_release": True}, {**gemm_sm90.PINGPONG, "per_warp_release": True}],
+                         ids=["cooperative", "pingpong"])
+def test_per_warp_release_serves_every_shape(params, dtype):
+    """One lane per MMA warp releasing each stage in a block alone: correct and every element written on 18 shapes."""
+    _check_runtime_shapes(gemm_sm90.design(dtype=dtype, **params), PINGPONG_SHAPES)
+
+
 #: Swapped A and B (small M) and the widths between the old four: every shape above plus 1-row A, M below, at and
 #: between the tile widths, K tails and fewer tiles than SMs.
 SWAP_SHAPES = [*SHAPES, (1, 64, 64), (1, 8192, 8192), (64, 8192, 8192), (192, 8192, 520), (320, 4096, 4104),

@@ -56,6 +56,8 @@ Clusters (``cluster_m=2``): blocks run in pairs on M-adjacent tiles of one colum
 B tile by a multicast TMA copy into both blocks' SMEM, so a stage is refilled only when both have released it:
 ``smem_ab`` takes the cluster layout (1, 2, 1, 1) and one release lane per MMA warp per block. TS checks one
 block; :func:`consistency_issues` states the pair's rule, which ``tslab.check`` and ``gpu.compile`` enforce.
+With ``per_warp_release=True`` one lane per MMA warp releases a stage (CUTLASS's release) also in a block alone,
+instead of every MMA thread; clusters always release per warp.
 Tasks:
     MmaTask      warps 0..W-1: ``mma_warpgroups`` warpgroups, each owning ``tile_m / mma_warpgroups`` rows
                  (cooperative); in ping-pong ``MmaTask0`` (warps 0..3) and ``MmaTask1`` (warps 4..7) take whole
@@ -84,7 +86,7 @@ SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> stmatrix
 PARAMS: dict[str, Any] = {
     "tile_m": 128, "tile_n": 256, "tile_k": 64, "stages": 3, "mma_warpgroups": 2, "schedule": "cooperative",
     "persistent": True, "cluster_m": 1, "raster": "grouped", "epilogue": "dedicated", "dtype": "fp16", "k_tiles": 4,
-    "swap_ab": False,
+    "swap_ab": False, "per_warp_release": False,
 }
 #: The one-tile-per-block variant whose C tile aliases the A/B ring (the tutorials' memory and aliasing design).
 ALIASED: dict[str, Any] = {"tile_n": 128, "mma_warpgroups": 1, "stages": 4, "persistent": False, "epilogue": "aliased"}
@@ -170,7 +172,7 @@ def validate(params: dict[str, Any]) -> None:
                   _accumulator_hint(p, pingpong))
     if not isinstance(p["stages"], int) or p["stages"] < 2:
         raise bad("stages", f"stages={p['stages']!r} is below 2", "use 2 or more stages to overlap TMA and wgmma")
-    for flag in ("persistent", "swap_ab"):
+    for flag in ("persistent", "swap_ab", "per_warp_release"):
         if not isinstance(p[flag], bool):
             raise bad(flag, f"{flag}={p[flag]!r} is not a bool", "use True or False")
     if p["persistent"] and p["epilogue"] == "aliased":
@@ -271,12 +273,13 @@ def _threads(n: int) -> pipeline.CooperativeGroup:
 
 
 def _ab_pipeline(p: dict[str, Any], nbytes: int, mma_threads: int) -> PipelineConfig:
-    """The A/B ring's TmaAsync config. Alone, every MMA thread releases a stage; in a cluster of ``cluster_m``
-    blocks along M, a stage's B tile comes from all of them, so one lane per MMA warp per block in the cluster
-    releases it in each block (CUTLASS's per-warp release), and each block's barrier counts them all."""
+    """The A/B ring's TmaAsync config. Alone, every MMA thread releases a stage, or with ``per_warp_release=True``
+    one lane per MMA warp (CUTLASS's per-warp release); in a cluster of ``cluster_m`` blocks along M, a stage's B
+    tile comes from all of them, so one lane per MMA warp per block in the cluster always releases it in each
+    block, and each block's barrier counts them all."""
     stage_bytes = (p["tile_m"] + p["tile_n"]) * p["tile_k"] * nbytes
     cm = p["cluster_m"]
-    consumers = mma_threads if cm == 1 else cm * mma_threads // 32
+    consumers = cm * mma_threads // 32 if (cm > 1 or p["per_warp_release"]) else mma_threads
     return PipelineConfig.create_tma_async_pipeline_cfg(
         num_stages=p["stages"], num_bytes=stage_bytes, producer_group=_threads(1), consumer_group=_threads(consumers),
         cta_layout_vmnk=None if cm == 1 else (1, cm, 1, 1), advance_on_wait=True)
@@ -387,11 +390,13 @@ def _schedules(gmem_ab: GmemAB, smem_ab: SmemAB, smem_epi: SmemEpilogue, gmem_c:
 
 def build(tile_m: int = 128, tile_n: int = 256, tile_k: int = 64, stages: int = 3, mma_warpgroups: int = 2,
           schedule: str = "cooperative", persistent: bool = True, cluster_m: int = 1, raster: str = "grouped",
-          epilogue: str = "dedicated", dtype: str = "fp16", k_tiles: int = 4, swap_ab: bool = False) -> Blueprint:
+          epilogue: str = "dedicated", dtype: str = "fp16", k_tiles: int = 4, swap_ab: bool = False,
+          per_warp_release: bool = False) -> Blueprint:
     """Fresh TS objects of one output tile's GEMM over ``k_tiles`` K tiles (CPU check)."""
     params = {"tile_m": tile_m, "tile_n": tile_n, "tile_k": tile_k, "stages": stages,
               "mma_warpgroups": mma_warpgroups, "schedule": schedule, "persistent": persistent,
-              "cluster_m": cluster_m, "raster": raster, "epilogue": epilogue, "dtype": dtype, "swap_ab": swap_ab}
+              "cluster_m": cluster_m, "raster": raster, "epilogue": epilogue, "dtype": dtype, "swap_ab": swap_ab,
+              "per_warp_release": per_warp_release}
     return make_tasks(params, k_tiles=k_tiles)
 
 

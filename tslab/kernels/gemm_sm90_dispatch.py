@@ -47,6 +47,8 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "swap_64x64": SWAP_64x64, "swap_64x128": SWAP_64x128, "swap_64x160": SWAP_64x160, "swap_64x192": SWAP_64x192,
     "swap_64x256": SWAP_64x256, "swap_128x128": SWAP_128x128, "swap_128x160": SWAP_128x160,
     "swap_128x192": SWAP_128x192, "swap_pingpong_128x128": SWAP_PINGPONG_128x128,
+    "warp_release": {"per_warp_release": True},
+    "pingpong_warp_release": {**gemm_sm90.PINGPONG, "per_warp_release": True},
 }
 #: ``(max_m, params)`` in ascending max_m; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
 BY_M: tuple[tuple[int | None, dict[str, Any]], ...] = (

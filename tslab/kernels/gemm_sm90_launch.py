@@ -179,7 +179,7 @@ def _scheduler_params(p: dict[str, Any], tiles_m: int, tiles_n: int) -> Any:
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
     """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(a, b, c, stream)``."""
     keys = ("tile_m", "tile_n", "tile_k", "stages", "mma_warpgroups", "schedule", "persistent", "cluster_m",
-            "raster", "epilogue", "dtype", "swap_ab")
+            "raster", "epilogue", "dtype", "swap_ab", "per_warp_release")
     p = {key: params[key] for key in keys}
     validate(p)
     if p["persistent"]:
