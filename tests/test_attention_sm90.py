@@ -174,6 +174,18 @@ def test_turn_after_v_outside_the_overlapped_pingpong_is_refused(params, why):
     assert why in str(info.value)
 
 
+@pytest.mark.parametrize(("params", "warps"), [({}, 8), (attn.THREE_WARPGROUPS, 12), (attn.ONE_WARPGROUP, 4)],
+                         ids=str)
+def test_per_warp_release_counts_one_lane_per_mma_warp(params, warps):
+    """``per_warp_release``: the Q and K/V stages are released by one lane per MMA warp (the barrier counts the
+    warps), as CUTLASS and flash-attn-4 release them; every MMA thread without it. SAFE either way."""
+    design = attn.design(per_warp_release=True, **params)
+    pipes = design.pipelines()
+    assert pipes["smem_q"]["consumer_group"]["size"] == pipes["smem_kv"]["consumer_group"]["size"] == warps
+    assert attn.design(**params).pipelines()["smem_kv"]["consumer_group"]["size"] == 32 * warps
+    assert tslab.check(design).status == "SAFE"
+
+
 def test_o_over_q_in_the_pingpong_races():
     """Staging O over Q's bytes is safe for one warpgroup, but in the ping-pong one warpgroup writes its O while
     the other may still multiply with Q: TS's checker names both (a counterexample, step by step)."""

@@ -42,6 +42,7 @@ CASES = [
     ({**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2}, True),
     ({"turn_after_v": True}, True),  # Q K^T reads the K stage noted before the wait for V
     ({**attn.THREE_WARPGROUPS, "turn_after_v": True, "causal": True}, True),
+    ({"per_warp_release": True, "persistent": True, "q_stages": 2}, True),  # one lane a warp releases a stage
 ]
 
 

@@ -127,6 +127,8 @@ VARIANTS = [
     {**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2},
     {"turn_after_v": True}, {"turn_after_v": True, "causal": True, "dtype": "fp16"},
     {**attn.THREE_WARPGROUPS, "turn_after_v": True}, {**attn.THREE_WARPGROUPS, "turn_after_v": True, "causal": True},
+    {"per_warp_release": True}, {"per_warp_release": True, "causal": True, "persistent": True, "q_stages": 2},
+    {**attn.THREE_WARPGROUPS, "per_warp_release": True, "causal": True},
 ]
 
 

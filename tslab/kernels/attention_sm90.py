@@ -45,7 +45,8 @@ Resources:
     SmemQ     the Q tile (``q_stages`` of them), allocation ``q_buf``; the online softmax (``softmax``,
               ``rescale``) is its consumer work, as it runs over its rows while the tile is held
     SmemKV    the K/V ring, allocation ``kv_buf``; the wgmmas are its consumer work. With the overlap a warpgroup
-              holds K_i and V_i-1 at once: one stage deadlocks, which TS's checker shows
+              holds K_i and V_i-1 at once: one stage deadlocks, which TS's checker shows. Every MMA thread
+              releases a Q or K/V stage, or with ``per_warp_release=True`` one lane per MMA warp
     MmaTurn   ``mma_turn`` (``mma_turn0..2`` for three): no memory, the warpgroups' turn to issue wgmmas (ping-pong)
     SmemO     the O tile staged for the TMA store, allocation ``o_buf`` (AsyncAsync, 1 stage); with
               ``epilogue='aliased'`` it shares Q's bytes through an alias group (one tile per block only)
@@ -100,7 +101,8 @@ SUMMARY = ("Hopper attention: TMA -> Q + K/V ring -> ping-pong wgmma warpgroups,
 PARAMS: dict[str, Any] = {
     "head_dim": 128, "dtype": "bf16", "causal": False, "wg_rows": 64, "tile_n": 128, "kv_stages": 4,
     "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
-    "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "kv_tiles": 3,
+    "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "per_warp_release": False,
+    "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -219,8 +221,9 @@ def validate(params: dict[str, Any]) -> None:
     if p["q_stages"] == 2 and p["epilogue"] == "aliased":
         raise bad("q_stages", "q_stages=2 with epilogue='aliased': O is staged over Q's bytes, which the next "
                   "tile's Q would fill", "use q_stages=1 with epilogue='aliased'")
-    if not isinstance(p["turn_after_v"], bool):
-        raise bad("turn_after_v", f"turn_after_v={p['turn_after_v']!r} is not a bool", "use True or False")
+    for flag in ("turn_after_v", "per_warp_release"):
+        if not isinstance(p[flag], bool):
+            raise bad(flag, f"{flag}={p[flag]!r} is not a bool", "use True or False")
     if p["turn_after_v"] and (p["schedule"] != "pingpong" or not p["overlap"]):
         raise bad("turn_after_v", "turn_after_v=True without the overlapped ping-pong: only its K/V step waits for "
                   "a V tile between taking the turn and giving it",
@@ -289,6 +292,8 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
     nbytes = 2
     rows, d, n = tile_rows(p), p["head_dim"], p["tile_n"]
     threads = mma_threads(p)
+    # Who releases a Q or K/V stage: every MMA thread, or one lane per MMA warp (CUTLASS's and flash-attn-4's).
+    releasing = threads // 32 if p["per_warp_release"] else threads
     load_warp = 4 * p["mma_warpgroups"]
     pingpong = p["schedule"] == "pingpong"
     wq = WorkQueue(tile_scheduler_config=gpu.get("scheduler"), name="work_queue") if p["persistent"] else None
@@ -298,13 +303,13 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
                    mQ=gpu.get("mQ"), ext=ext, mma_qk=mma_qk, scale_log2=scale_log2,
                    pipeline_config=PipelineConfig.create_tma_async_pipeline_cfg(
                        num_stages=p["q_stages"], num_bytes=rows * d * nbytes, producer_group=_threads(1),
-                       consumer_group=_threads(threads), cta_layout_vmnk=None))
+                       consumer_group=_threads(releasing), cta_layout_vmnk=None))
     smem_kv = SmemKV(name="smem_kv", tile_n=n, head_dim=d, element_bytes=nbytes, geo=geo, q=smem_q,
                      tma_atom_k=gpu.get("tma_k"), tma_atom_v=gpu.get("tma_v"), mK=gpu.get("mK"), mV=gpu.get("mV"),
                      ext=ext, mma_qk=mma_qk, mma_pv=mma_pv,
                      pipeline_config=PipelineConfig.create_tma_async_pipeline_cfg(
                          num_stages=p["kv_stages"], num_bytes=n * d * nbytes, producer_group=_threads(1),
-                         consumer_group=_threads(threads), cta_layout_vmnk=None, advance_on_wait=True))
+                         consumer_group=_threads(releasing), cta_layout_vmnk=None, advance_on_wait=True))
     smem_o = SmemO(name="smem_o", rows=rows, head_dim=d, element_bytes=nbytes, geo=geo, mma_pv=mma_pv,
                    scale_log2=scale_log2, pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
                        num_stages=1, producer_group=_threads(threads), consumer_group=_threads(32 * EPILOGUE_WARPS),
@@ -505,12 +510,12 @@ class _Schedules:
 def build(head_dim: int = 128, dtype: str = "bf16", causal: bool = False, wg_rows: int = 64, tile_n: int = 128,
           kv_stages: int = 4, q_stages: int = 1, mma_warpgroups: int = 2, schedule: str = "pingpong",
           overlap: bool = True, persistent: bool = False, causal_order: str = "by_pair", epilogue: str = "dedicated",
-          turn_after_v: bool = False, kv_tiles: int = 3) -> Blueprint:
+          turn_after_v: bool = False, per_warp_release: bool = False, kv_tiles: int = 3) -> Blueprint:
     """Fresh TS objects of one Q tile over ``kv_tiles`` K/V iterations (CPU check)."""
     params = {"head_dim": head_dim, "dtype": dtype, "causal": causal, "wg_rows": wg_rows, "tile_n": tile_n,
               "kv_stages": kv_stages, "q_stages": q_stages, "mma_warpgroups": mma_warpgroups, "schedule": schedule,
               "overlap": overlap, "persistent": persistent, "causal_order": causal_order, "epilogue": epilogue,
-              "turn_after_v": turn_after_v, "kv_tiles": kv_tiles}
+              "turn_after_v": turn_after_v, "per_warp_release": per_warp_release, "kv_tiles": kv_tiles}
     return make_tasks(params, kv_tiles=kv_tiles)
 
 

@@ -166,7 +166,8 @@ def launch(q: cute.Tensor, k: cute.Tensor, v: cute.Tensor, o: cute.Tensor, lse: 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
     """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(q, k, v, o, lse, scale, stream)``."""
     keys = ("head_dim", "dtype", "causal", "wg_rows", "tile_n", "kv_stages", "q_stages", "mma_warpgroups",
-            "schedule", "overlap", "persistent", "causal_order", "epilogue", "turn_after_v")
+            "schedule", "overlap", "persistent", "causal_order", "epilogue", "turn_after_v",
+            "per_warp_release")
     p = {key: params[key] for key in keys}
     validate(p)
     if p["persistent"]:
