@@ -45,11 +45,15 @@ def opcode(instruction: str) -> str:
     return re.sub(r"^@!?U?P\w+\s+", "", instruction).split()[0].split(".")[0]
 
 
-def loops(cubin: bytes) -> list[collections.Counter]:
-    """Opcode counts of each loop (a backward branch to a label: the instructions from the label to the branch),
-    innermost first (shortest first)."""
+def loop_bodies(cubin: bytes) -> list[list[str]]:
+    """The instructions of each loop (a backward branch to a label: the instructions from the label to the
+    branch, predicates kept), innermost first (shortest first)."""
     code, labels = instructions(cubin)
     spans = {(labels[m.group(1)], i) for i, ins in enumerate(code)
              if (m := _BRANCH.search(ins)) is not None and labels.get(m.group(1), i + 1) <= i}
-    return [collections.Counter(opcode(ins) for ins in code[start:end + 1])
-            for start, end in sorted(spans, key=lambda span: span[1] - span[0])]
+    return [code[start:end + 1] for start, end in sorted(spans, key=lambda span: span[1] - span[0])]
+
+
+def loops(cubin: bytes) -> list[collections.Counter]:
+    """Opcode counts of each loop, innermost first (:func:`loop_bodies`)."""
+    return [collections.Counter(opcode(ins) for ins in body) for body in loop_bodies(cubin)]

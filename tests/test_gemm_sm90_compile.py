@@ -38,12 +38,9 @@ def test_runtime_extents_keep_the_wgmmas_pipelined(name):
 def test_per_warp_release_arrives_on_the_empty_barrier_from_one_lane_per_warp():
     """per_warp_release=True: the K loop's release of a stage is an arrive predicated on the warp's lane 0
     (``@!P SYNCS.ARRIVE``), not an arrive by every MMA thread."""
-    from tests.sass import _BRANCH, instructions
+    from tests.sass import loop_bodies
 
-    code, labels = instructions(_compile({"per_warp_release": True})["cubin"])
-    spans = sorted({(labels[m.group(1)], i) for i, ins in enumerate(code)
-                    if (m := _BRANCH.search(ins)) is not None and labels.get(m.group(1), i + 1) <= i},
-                   key=lambda span: span[1] - span[0])
-    k_loop = next(code[start:end + 1] for start, end in spans if any("HGMMA" in ins for ins in code[start:end + 1]))
+    bodies = loop_bodies(_compile({"per_warp_release": True})["cubin"])
+    k_loop = next(body for body in bodies if any("HGMMA" in ins for ins in body))
     arrives = [ins for ins in k_loop if "SYNCS.ARRIVE" in ins]
     assert arrives and all(re.match(r"@!?U?P\w+\s", ins) for ins in arrives), arrives
