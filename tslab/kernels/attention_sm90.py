@@ -440,21 +440,18 @@ class _Schedules:
         def scores(q: Any, kv: Any, t: Any, pending: int, first: bool = False) -> None:
             """Wait for K, issue S = Q K^T in turn (and with ``pending`` the PV wgmma of the previous V); with
             ``turn_after_v`` the turn is taken once V has landed too, Q K^T reading the K stage noted before."""
+            after_v = bool(pending) and turn_after_v
             kv.wait()
-            if pending and turn_after_v:
+            if after_v:
                 kv.note_k_stage()  # a work step reads its resource's last wait's stage: V's, after the next wait
                 kv.wait()
-                take(t, first)
-                kv.multiply_qk(convert=True, noted=True)
-                kv.multiply_pv()
-                give(t, first, False)
-            else:
-                take(t, first)
-                kv.multiply_qk(convert=bool(pending))  # P out of S before S = Q K^T overwrites it
-                if pending:
+            take(t, first)
+            kv.multiply_qk(convert=bool(pending), noted=after_v)  # P out of S before S = Q K^T overwrites it
+            if pending:
+                if not after_v:
                     kv.wait()
-                    kv.multiply_pv()
-                give(t, first, False)
+                kv.multiply_pv()
+            give(t, first, False)
             kv.wgmma_wait(pending=pending)  # S is done
             kv.release()
 
