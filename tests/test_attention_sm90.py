@@ -157,7 +157,7 @@ def test_turn_after_v_takes_the_turn_once_k_and_v_have_landed(params):
         loop = [s for s in design.schedule(task) if s[2] == "Loop"]
         waits = [i for i, s in enumerate(loop) if s[:2] == ("smem_kv", "ConsumerWait")]
         turn = [i for i, s in enumerate(loop) if s[0].startswith("mma_turn")]
-        assert loop[waits[0] + 1][3] == "note_k_stage" and waits[1] < min(turn), (task, loop)
+        assert loop[waits[0] + 1][3] == "note_k_stage", (task, loop)
         qk = next(i for i, s in enumerate(loop) if s[3] == "multiply_qk")
         assert waits[1] < min(turn) < qk, (task, loop)
     for strategy in ("auto", "ts"):

@@ -3,6 +3,7 @@ skipping it, or none, so two tasks whose ``skip_if`` could disagree are SAFE her
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import cutlass.cute as cute
@@ -58,12 +59,8 @@ def _design(load_skips, drain_skips, *, drain_reads: bool = True) -> tslab.Desig
         @schedule
         def tiles(ring, wq):
             with work_tile_loop(wq, skip_if=skips) as tile:
-                if skips is None:
-                    with domain_loop(0, 4, 1):
-                        body(ring)
-                else:
-                    with tile.skippable(), domain_loop(0, 4, 1):
-                        body(ring)
+                with tile.skippable() if skips is not None else nullcontext(), domain_loop(0, 4, 1):
+                    body(ring)
                 wq.wait()
                 wq.get_and_advance_work_tile()
                 wq.release()
