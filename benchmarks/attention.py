@@ -19,7 +19,9 @@ Peers (never dependencies of tslab; installed on the GPU machine from local whee
 The exported package's own call (``package.run(q, k, v, o, lse, causal=..., scale=...)``: what a model calls) is
 timed in the same rounds on the same inputs, from the design's package exported into a temporary folder once per
 (dtype, head_dim) (``--no-package`` leaves it out); its kernel is the one timed as 'tslab', so ``pkg x tslab`` is
-what the package's Python costs.
+what the package's Python costs. ``--tuned`` exports the measured dispatch instead
+(``tslab.kernels.attention_sm90_dispatch.tuned``: a design per causal value and range of seqlen_k), so ``pkg`` is
+the design that package picks for the problem, through its own call, and ``pkg x tslab`` its gain over the design.
 
 The table printed last gives each ratio to flash-attn-4 and to SDPA cuDNN, beside the issue's targets
 (head_dim 128: >= 0.95x flash-attn-4, >= 1.00x at s >= 8192, and >= 1.00x cuDNN; head_dim 64: >= 0.90x
@@ -82,8 +84,9 @@ def check(name: str, q: Any, k: Any, v: Any, o: Any, lse: Any | None, causal: bo
 class Tslab:
     """tslab's design compiled once per (dtype, head_dim, causal) with runtime extents."""
 
-    def __init__(self, params: dict[str, Any]) -> None:
+    def __init__(self, params: dict[str, Any], tuned: bool = False) -> None:
         self.params = params
+        self.tuned = tuned
         self._fns: dict[tuple, Any] = {}
         self._packages: dict[tuple, Any] = {}
 
@@ -109,7 +112,8 @@ class Tslab:
 
 
     def package(self, dtype: str, head_dim: int) -> Any:
-        """The design's exported package (both values of causal), imported; exported once per (dtype, head_dim)."""
+        """The design's exported package (both values of causal), or with ``tuned`` the measured dispatch's,
+        imported; exported once per (dtype, head_dim)."""
         import importlib
         import tempfile
         from pathlib import Path
@@ -120,7 +124,12 @@ class Tslab:
         if key not in self._packages:
             name = f"bench_attention_{dtype}_d{head_dim}_{id(self)}"
             folder = Path(tempfile.mkdtemp(prefix="tslab-bench-"))
-            export(self.design(dtype, head_dim, False), folder / name)
+            if self.tuned:
+                from tslab.kernels.attention_sm90_dispatch import tuned
+
+                export(tuned(dtype, head_dim).with_params(**self.params), folder / name)
+            else:
+                export(self.design(dtype, head_dim, False), folder / name)
             sys.path.insert(0, str(folder))
             self._packages[key] = importlib.import_module(name)
         return self._packages[key]
@@ -207,7 +216,7 @@ def package_contestant(pkg: Any, sets: list[tuple], causal: bool, scale: float, 
     return Contestant("package", run, sets)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dtypes", nargs="*", default=["bf16", "fp16"], choices=["bf16", "fp16"])
     parser.add_argument("--head-dims", nargs="*", type=int, default=[128, 64], choices=[64, 128])
@@ -222,7 +231,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--json", help="write every row here")
     parser.add_argument("--no-package", action="store_true", help="leave the exported package's own call out")
+    parser.add_argument("--tuned", action="store_true",
+                        help="time the measured dispatch's package (its pick per causal and seqlen_k) as 'pkg'")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
+    if args.tuned and args.no_package:
+        parser.error("--tuned times the dispatch's package: drop --no-package")
 
     import torch
 
@@ -232,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
 
     shapes = [tuple(int(x) for x in s.split(",")) for s in args.shapes] if args.shapes else SHAPES
     params = _params(args.param)
-    tslab = Tslab(params)
+    tslab = Tslab(params, tuned=args.tuned)
     variants = {label: Tslab({**params, **_params(label.split(","))}) for label in args.variant}
     print(f"device: {device()}", flush=True)
     rows = []
@@ -262,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
                     count = flops(shape, head_dim, causal)
                     row.update({name: _rates(count, us) for name, us in times.items()})
                     row["rel_error"] = errors
+                    if args.tuned:  # which of the dispatch's designs the package's call ran
+                        picked = tslab.package(dtype, head_dim).design_for(causal, shape[1])
+                        row["package_design"] = picked["prefix"]
                     rows.append(row)
                     print(json.dumps(row), flush=True)
                     del entrants

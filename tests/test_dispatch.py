@@ -9,7 +9,7 @@ import pytest
 import tslab
 from tslab import Design, DesignError, Dispatch
 from tslab.core.schema import dispatch_schema, validate_dispatch_document
-from tslab.kernels import gemm_sm90, tma_copy
+from tslab.kernels import attention_sm90, gemm_sm90, tma_copy
 
 SMALL = gemm_sm90.design(**gemm_sm90.DECODE)
 MIDDLE = gemm_sm90.design(tile_n=128, stages=5, cluster_m=2)
@@ -156,3 +156,104 @@ def test_text_and_mime_bundle_show_the_table(three):
 def test_the_table_names_edits():
     edited = LARGE.with_pipeline("smem_ab", num_stages=2)
     assert Dispatch([(None, edited)]).table() == [("every M", "the kernel's defaults; edited: smem_ab")]
+
+
+# -- a dispatch of attention designs: by causal, then seqlen_k ---------------------------------------------------
+SHORT = attention_sm90.design(persistent=True, q_stages=2)
+LONG = attention_sm90.design()
+CAUSAL = attention_sm90.design(causal=True)
+
+
+@pytest.fixture(scope="module")
+def by_seqlen() -> Dispatch:
+    return Dispatch([(2048, SHORT), (None, LONG), (None, CAUSAL)], key="seqlen_k")
+
+
+@pytest.mark.parametrize(("causal", "seqlen_k", "index"), [(False, 1, 0), (False, 2048, 0), (False, 2049, 1),
+                                                           (True, 1, 2), (True, 2048, 2), (True, 1 << 20, 2)])
+def test_an_attention_dispatch_picks_by_causal_then_seqlen_k(by_seqlen, causal, seqlen_k, index):
+    assert by_seqlen.variant == "causal"
+    assert by_seqlen.pick((4, 7, seqlen_k, 32, 8), causal=causal) == (index, by_seqlen.designs[index])
+
+
+def test_an_attention_dispatch_names_its_ranges_per_causal_value(by_seqlen):
+    assert by_seqlen.ranges() == ["causal=False: seqlen_k <= 2048", "causal=False: seqlen_k >= 2049",
+                                  "causal=True: every seqlen_k"]
+    assert by_seqlen.text().splitlines() == [
+        "attention_sm90 by causal and seqlen_k, 3 designs, dtype bf16:",
+        "  causal=False: seqlen_k <= 2048  q_stages=2, persistent=True",
+        "  causal=False: seqlen_k >= 2049  the kernel's defaults",
+        "  causal=True: every seqlen_k     the kernel's defaults",
+    ]
+
+
+def test_an_attention_dispatch_round_trips_with_its_bound_named_by_its_key(by_seqlen):
+    data = by_seqlen.to_dict()
+    assert data["key"] == "seqlen_k" and [r["max_seqlen_k"] for r in data["rules"]] == [2048, None, None]
+    assert Dispatch.from_json(by_seqlen.to_json()) == by_seqlen
+    data["rules"][0]["max_m"] = data["rules"][0].pop("max_seqlen_k")
+    with pytest.raises(DesignError, match=r"dispatch JSON: rules\[0\]\.max_m is not the bound of a dispatch by "
+                                          r"seqlen_k\n  hint: give each rule max_seqlen_k"):
+        Dispatch.from_dict(data)
+    data["rules"][0].pop("max_m")
+    with pytest.raises(DesignError, match=r"rules\[0\] has no max_seqlen_k"):
+        Dispatch.from_dict(data)
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda d: d.pick((4, 2048, 2048, 32, 32)), r"dispatch 'attention_sm90': pick\(\.\.\., no keyword\) does not say "
+                                                r"the call's variant\n  hint: pass causal=, e\.g\. pick\(shape, "
+                                                r"causal=False\)"),
+    (lambda d: d.pick((4, 2048)), r"shape=\(4, 2048\) has no seqlen_k\n  hint: pass the problem's shape, e\.g\. "
+                                  r"\(batch, seqlen_q, seqlen_k, heads, heads_kv\)"),
+    (lambda d: d.pick((4, 2048, 2048, 32, 32), causal=None), r"causal=None has no rules\n  hint: pass one of False, "
+                                                             r"True"),
+])
+def test_an_attention_pick_says_what_the_call_lacks(by_seqlen, call, match):
+    with pytest.raises(DesignError, match=match):
+        call(by_seqlen)
+
+
+def test_a_gemm_pick_takes_no_variant(three):
+    with pytest.raises(DesignError, match=r"pick\(\.\.\., causal=\) does not say the call's variant\n  hint: pass no "
+                                          r"keyword"):
+        three.pick((128, 8, 8), causal=False)
+
+
+@pytest.mark.parametrize(("rules", "key", "match"), [
+    ([(None, LONG)], "seqlen_k", r"dispatch 'attention_sm90': no rule serves causal=True\n  hint: a call may pass "
+                                 r"causal=True: add a rule \(None, a design with causal=True\)"),
+    ([(None, SHORT), (None, LONG), (None, CAUSAL)], "seqlen_k",
+     r"rule 1: max_seqlen_k=None is not the last rule's bound among the rules of causal=False"),
+    ([(None, LONG), (None, CAUSAL), (2048, SHORT)], "seqlen_k",
+     r"rule 3: causal=False comes after the rules of causal=True\n  hint: list the rules of each value of causal "
+     r"together, each group by ascending max_seqlen_k"),
+    ([(1024, CAUSAL), (None, LONG)], "seqlen_k",
+     r"rule 1: max_seqlen_k=1024 is the last rule's bound among the rules of causal=True\n  hint: make it None, so "
+     r"every larger seqlen_k has a design"),
+    ([(None, LONG), (None, attention_sm90.design(causal=True, **attention_sm90.HEAD_DIM_64))], "seqlen_k",
+     r"rule 2: head_dim=64 differs from rule 1's 128\n  hint: one package takes one head_dim: give every design "
+     r"head_dim=128"),
+    ([(None, LONG), (None, CAUSAL)], "M",
+     r"rule 1: kernel='attention_sm90' is not a GEMM \(its package is 'attention'\)\n  hint: a dispatch by M picks "
+     r"among designs of a catalog GEMM, e\.g\. tslab\.kernels\.gemm_sm90; a dispatch of 'attention_sm90' designs "
+     r"is keyed by seqlen_k \(key='seqlen_k'\)"),
+    ([(None, LARGE)], "seqlen_k", r"rule 1: kernel='gemm_sm90' is not an attention \(its package is 'gemm'\)\n  "
+                                  r"hint: a dispatch by seqlen_k picks among designs of a catalog attention"),
+])
+def test_invalid_attention_rules_name_the_rule_the_field_and_the_fix(rules, key, match):
+    with pytest.raises(DesignError, match=match):
+        Dispatch(rules, key)
+
+
+def test_the_measured_attention_tables_are_valid_dispatches():
+    from tslab.kernels import attention_sm90_dispatch
+
+    d128 = attention_sm90_dispatch.tuned("fp16")
+    assert d128.key == "seqlen_k" and {d.params["dtype"] for d in d128.designs} == {"fp16"}
+    assert d128.pick((4, 2048, 2048, 32, 32), causal=False)[1].params["persistent"] is True
+    assert d128.pick((4, 2048, 2048, 32, 32), causal=True)[1] == attention_sm90.design(causal=True, dtype="fp16")
+    d64 = attention_sm90_dispatch.tuned(head_dim=64)
+    assert {d.params["mma_warpgroups"] for d in d64.designs} == {3}
+    with pytest.raises(DesignError, match=r"head_dim=96 has no measured table\n  hint: pass one of 128, 64"):
+        attention_sm90_dispatch.tuned(head_dim=96)

@@ -173,7 +173,7 @@ def test_a_saved_dispatch_of_one_rule_exports_from_the_command_line(tmp_path, ca
 
 @pytest.mark.parametrize(("args", "message"), [
     (["tma_copy", "--tuned"], "tslab export: --tuned: kernel 'tma_copy' has no measured dispatch; kernels with one: "
-                              "gemm_sm90; drop --tuned to export one design"),
+                              "gemm_sm90, attention_sm90; drop --tuned to export one design"),
     (["saved.json", "--tuned"], "tslab export: --tuned with 'saved.json': --tuned takes a catalog kernel name, e.g. "
                                 "'tslab export gemm_sm90 --tuned'; a saved dispatch JSON is exported without it"),
     (["gemm_sm90", "--tuned", "--shape", "256x8192x8192"], "tslab export: export of the dispatch of 'gemm_sm90': "

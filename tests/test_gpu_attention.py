@@ -322,3 +322,19 @@ def test_exported_package_runs_in_a_fresh_process_without_tslab(tmp_path):
     assert results["graph causal=False"] and results["graph causal=True"] and results["graph of attention()"]
     assert results["streams"] == {"waited_for_its_stream": True, "written_after": True}
     assert results["threads"] == [True, True]
+
+
+def test_the_tuned_dispatch_package_passes_its_own_tests(tmp_path):
+    """``tslab export attention_sm90 --tuned``: each design its calls pick (causal and not, either side of the
+    seqlen_k bound) against fp32 by the package's own test_kernel.py, which imports no tslab."""
+    import subprocess
+    import sys
+
+    from tslab.gpu.export import export
+    from tslab.kernels import attention_sm90_dispatch
+
+    out = export(attention_sm90_dispatch.tuned(), tmp_path / "tslab_attention_tuned_gpu_pkg")
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out)],
+                         capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    assert "17 passed" in ran.stdout, ran.stdout[-1000:]

@@ -12,11 +12,12 @@
 flash-attn's layout and conventions: heads a multiple of heads_kv (grouped-query attention), any sequence lengths,
 the causal mask aligned bottom-right (a query row that sees no key gets O = 0 and LSE = -inf), scale
 1/sqrt(head_dim) unless given. Every tensor compact row-major (.contiguous()), 16-byte aligned, on one CUDA device.
-The package holds the design compiled once per value of causal; a call picks one by its argument
-(``design_for(causal)``). Forward only: a backward through the custom op raises ExportedKernelError. A call
-launches on torch's current stream (``stream=`` to pick another) and can be captured in a CUDA graph once it has
-run eagerly. Needs nvidia-cutlass-dsl's runtime, apache-tvm-ffi, torch and a GPU of the package's arch; nothing is
-recompiled. design.json holds the designs, VERDICT.txt the checker's verdict each was built from.
+The package holds one design per value of causal, or several picked by causal and seqlen_k (a dispatch:
+``tslab export attention_sm90 --tuned``); ``design_for(causal, seqlen_k)`` is the one a call uses. Forward only: a
+backward through the custom op raises ExportedKernelError. A call launches on torch's current stream (``stream=`` to
+pick another) and can be captured in a CUDA graph once it has run eagerly. Needs nvidia-cutlass-dsl's runtime,
+apache-tvm-ffi, torch and a GPU of the package's arch; nothing is recompiled. design.json holds the designs,
+VERDICT.txt the checker's verdict each was built from.
 """
 
 # No ``from __future__ import annotations``: torch.library.custom_op reads the op's schema from real annotations.
@@ -27,7 +28,7 @@ from typing import Any
 from . import _runtime
 from ._runtime import ExportedInputError, ExportedKernelError, gpu_arch
 
-__all__ = ["ARCH", "DESIGNS", "DTYPE", "HEAD_DIM", "META", "SHAPE", "VARIANTS", "ExportedInputError",
+__all__ = ["ARCH", "DESIGNS", "DISPATCH", "DTYPE", "HEAD_DIM", "META", "SHAPE", "VARIANTS", "ExportedInputError",
            "ExportedKernelError", "attention", "check_args", "design_for", "gpu_arch", "load", "run", "torch_op"]
 
 NAME = __name__.rpartition(".")[2]
@@ -36,8 +37,14 @@ META, DESIGNS, ARCH, DTYPE, SHAPE = _PACKAGE.meta, _PACKAGE.designs, _PACKAGE.ar
 load = _PACKAGE.load
 if __doc__ is not None:
     __doc__ += _PACKAGE.describe()
-#: Which design a call uses: DESIGNS[i] was compiled with VARIANTS["param"] = VARIANTS["values"][i].
-VARIANTS: dict[str, Any] = META["variants"]
+#: The design param a call picks by (causal) and its values: DESIGNS[i] was compiled with VARIANTS["param"] =
+#: VARIANTS["values"][i], or for a dispatch with its rule's value.
+VARIANTS: dict[str, Any] = META.get("variants") or {
+    "param": META["dispatch"]["variant"],
+    "values": list(dict.fromkeys(rule[META["dispatch"]["variant"]] for rule in META["dispatch"]["rules"]))}
+#: A dispatch's rules (None for one design per causal value): a call with causal = c uses the first rule of c whose
+#: max_seqlen_k is None or at least the call's seqlen_k (rule "design" is an index into DESIGNS).
+DISPATCH: dict[str, Any] | None = META.get("dispatch")
 #: The head dimension every design was compiled for (a compile-time constant of the kernel).
 HEAD_DIM: int = DESIGNS[0]["design"]["params"]["head_dim"]
 #: The head dimensions tslab compiles, for the fix when a tensor's differs.
@@ -48,8 +55,14 @@ _AXES = {"q": "(batch, seqlen_q, heads, head_dim)", "k": "(batch, seqlen_k, head
          "v": "(batch, seqlen_k, heads_kv, head_dim)", "o": "(batch, seqlen_q, heads, head_dim)",
          "lse": "(batch, heads, seqlen_q)"}
 _PROBLEM = "(batch, seqlen_q, seqlen_k, heads, heads_kv)"
-_FUNCTIONS, _DEVICES, _MIN = _PACKAGE.functions, _PACKAGE.devices, _PACKAGE.minimum(0)
-_BY_CAUSAL = {value: i for i, value in enumerate(VARIANTS["values"])}
+_FUNCTIONS, _DEVICES = _PACKAGE.functions, _PACKAGE.devices
+#: Each design's smallest (batch, seqlen_q, seqlen_k, heads, heads_kv).
+_MIN = [_PACKAGE.minimum(i) for i in range(len(DESIGNS))]
+#: Per causal value, its rules (max_seqlen_k or None, design index) in ascending max_seqlen_k.
+_RULES: dict[bool, tuple[tuple[Any, int], ...]] = (
+    {value: ((None, i),) for i, value in enumerate(VARIANTS["values"])} if DISPATCH is None else
+    {value: tuple((rule["max_seqlen_k"], rule["design"]) for rule in DISPATCH["rules"] if rule["causal"] is value)
+     for value in VARIANTS["values"]})
 try:
     from torch import empty_like as _empty_like
     from torch import float32 as _FLOAT32
@@ -61,15 +74,39 @@ except ImportError:  # attention() allocates its outputs with torch; run() takes
 _DEFAULT_SCALE = 1.0 / math.sqrt(HEAD_DIM)
 
 
-def design_for(causal: bool) -> dict[str, Any]:
-    """The entry of DESIGNS (its design, verdict, object file) a call with ``causal`` uses."""
-    return DESIGNS[_index_for(causal)]
+def design_for(causal: bool, seqlen_k: int | None = None) -> dict[str, Any]:
+    """The entry of DESIGNS (its design, verdict, object file) a call with ``causal`` and ``seqlen_k`` keys uses
+    (``seqlen_k`` may be left out where the package picks by causal alone)."""
+    if seqlen_k is None:
+        rules = _rules(causal)
+        if len(rules) > 1:
+            raise ExportedInputError(f"design_for(causal={causal!r}): this package picks by seqlen_k too "
+                                     f"(max_seqlen_k {', '.join(str(b) for b, _ in rules)}): pass seqlen_k=...")
+        return DESIGNS[rules[0][1]]
+    if isinstance(seqlen_k, bool) or not isinstance(seqlen_k, int) or seqlen_k < 1:
+        raise ExportedInputError(f"seqlen_k={seqlen_k!r}: expected a positive int, the number of keys")
+    return DESIGNS[_index_for(causal, seqlen_k)]
 
 
-def _index_for(causal: Any) -> int:
+def _rules(causal: Any) -> tuple[tuple[Any, int], ...]:
     if causal.__class__ is not bool:
         raise ExportedInputError(f"causal={causal!r}: expected True or False")
-    return _BY_CAUSAL[causal]
+    return _RULES[causal]
+
+
+def _index_for(causal: Any, seqlen_k: int) -> int:
+    for bound, index in _rules(causal):
+        if bound is None or seqlen_k <= bound:
+            return index
+    raise AssertionError("the last rule of each causal value serves every seqlen_k")
+
+
+def _seqlen_k(k: Any) -> int:
+    """k's seqlen_k where it has one; else 1 (the launch's checks then name what k is not)."""
+    try:
+        return k.shape[1]
+    except _runtime.PROBE_ERRORS:
+        return 1
 
 
 def _scale(scale: Any) -> float:
@@ -168,13 +205,13 @@ def _dense(t: Any) -> Any:
     return t if tuple(t.stride()) == compact else t.as_strided(shape, compact)
 
 
-def _fits(q: Any, k: Any, v: Any, o: Any, lse: Any) -> bool:
+def _fits(q: Any, k: Any, v: Any, o: Any, lse: Any, index: int) -> bool:
     """What the compiled function cannot see, in a few compares: the shapes agree with each other and with the
     rule's smallest extents, heads is a multiple of heads_kv, every tensor is compact, the device was checked."""
     b, s_q, h, _ = q.shape
     b_k, s_k, h_kv, _ = k.shape
     return (b_k == b and v.shape == k.shape and o.shape == q.shape and lse.shape == (b, h, s_q)
-            and h % h_kv == 0 and all(map(ge, (b, s_q, s_k, h, h_kv), _MIN)) and q.is_contiguous()
+            and h % h_kv == 0 and all(map(ge, (b, s_q, s_k, h, h_kv), _MIN[index])) and q.is_contiguous()
             and k.is_contiguous() and v.is_contiguous() and o.is_contiguous() and lse.is_contiguous()
             and q.get_device() in _DEVICES)
 
@@ -182,7 +219,7 @@ def _fits(q: Any, k: Any, v: Any, o: Any, lse: Any) -> bool:
 def _launch(q: Any, k: Any, v: Any, o: Any, lse: Any, index: int, scale: float, stream: Any) -> None:
     """Launch design ``index``; its arguments were checked, or are checked by name when the kernel refuses them."""
     try:
-        fast = _fits(q, k, v, o, lse)
+        fast = _fits(q, k, v, o, lse, index)
     except _runtime.PROBE_ERRORS:
         fast = False
     if not fast:
@@ -214,12 +251,12 @@ def run(q: Any, k: Any, v: Any, o: Any, lse: Any, causal: bool = False, scale: f
         stream: Any = None) -> None:
     """Write attention of q over k, v into ``o`` (like q) and ``lse`` ((batch, heads, seqlen_q) float32), on
     ``stream`` (default: torch's current stream); ``scale`` defaults to 1/sqrt(head_dim)."""
-    _launch(q, k, v, o, lse, _index_for(causal), _scale(scale), stream)
+    _launch(q, k, v, o, lse, _index_for(causal, _seqlen_k(k)), _scale(scale), stream)
 
 
 def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None = None) -> tuple:
     """New ``(o, lse)``: o (batch, seqlen_q, heads, head_dim) like q, lse (batch, heads, seqlen_q) float32."""
-    index, scale = _index_for(causal), _scale(scale)
+    index, scale = _index_for(causal, _seqlen_k(k)), _scale(scale)
     try:
         b, s_q, h, _ = q.shape
         o = _empty_like(q)
@@ -234,7 +271,7 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
 
 
 def _fake(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None = None) -> tuple:
-    _index_for(causal)
+    _rules(causal)
     _scale(scale)
     b, s_q, _, h, _ = _problem(q, k, v, devices=False)
     return q.new_empty((b, s_q, h, HEAD_DIM)), q.new_empty((b, h, s_q), dtype=_FLOAT32)

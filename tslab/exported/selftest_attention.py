@@ -1,6 +1,6 @@
-"""Checks of an exported attention package (its test_kernel.py): loads both designs without compiling and picks
-them by causal; on a GPU of its arch with torch, matches an fp32 torch reference (O and LSE), causal and not, and
-refuses what it cannot take by name."""
+"""Checks of an exported attention package (its test_kernel.py): loads every design without compiling and picks
+them by causal (and seqlen_k, for a dispatch); on a GPU of its arch with torch, matches an fp32 torch reference (O
+and LSE), causal and not, and refuses what it cannot take by name."""
 
 import importlib
 import math
@@ -21,10 +21,11 @@ def test_loads_every_design_without_compiling():
     assert [callable(kernel.load(i)) for i in range(len(kernel.DESIGNS))] == [True] * len(kernel.DESIGNS)
 
 
-def test_design_for_follows_the_causal_argument():
-    for i, value in enumerate(kernel.VARIANTS["values"]):
-        assert kernel.design_for(value) is kernel.DESIGNS[i]
-        assert kernel.DESIGNS[i]["design"]["params"][kernel.VARIANTS["param"]] == value
+def test_design_for_follows_the_causal_argument_and_seqlen_k():
+    picks = kernel.META["self_test"].get("picks") or [[c, 1, i] for i, c in enumerate(kernel.VARIANTS["values"])]
+    for causal, seqlen_k, index in picks:
+        assert kernel.design_for(causal, seqlen_k) is kernel.DESIGNS[index]
+        assert kernel.DESIGNS[index]["design"]["params"][kernel.VARIANTS["param"]] is causal
 
 
 def reference(q, k, v, causal, scale):

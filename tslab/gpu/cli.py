@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import sys
 from typing import Any
 
 from ..errors import TslabError, cli_message
 
-#: Catalog kernels with a dispatch by M measured on a GPU (``--tuned``), and the module whose ``tuned()`` gives it.
-TUNED = {"gemm_sm90": "tslab.kernels.gemm_sm90_dispatch"}
+#: Catalog kernels with a dispatch measured on a GPU (``--tuned``), and the module whose ``tuned()`` gives it.
+TUNED = {"gemm_sm90": "tslab.kernels.gemm_sm90_dispatch", "attention_sm90": "tslab.kernels.attention_sm90_dispatch"}
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -37,8 +38,9 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
                         "demo_deadlock with --force), a design or dispatch JSON file (Design.to_json(), "
                         "Dispatch.to_json()), or kernel.py::host_fn (with --arg, --knob)")
     parser.add_argument("--tuned", action="store_true",
-                        help="export the kernel's dispatch by M measured on the H200 (gemm_sm90): several designs "
-                        "in one package, one picked per launch; --param applies to each (e.g. --param dtype=bf16)")
+                        help="export the kernel's dispatch measured on the H200 (gemm_sm90 by M, attention_sm90 by "
+                        "causal and seqlen_k): several designs in one package, one picked per launch; --param "
+                        "applies to each (e.g. --param dtype=bf16; attention's --param head_dim=64 picks its table)")
     parser.add_argument("--arch", default="sm_90a", help="GPU arch to compile for (default: sm_90a)")
     parser.add_argument(
         "-o", "--output", required=True, help="package folder to write; its name is the module name"
@@ -97,8 +99,10 @@ def exported(path: Any) -> str:
         verdict = ", ".join(f"{v} ({label})" for v, label in zip(verdicts, labels, strict=True))
         what = f"{meta['kernel']} ({len(verdicts)} designs, one per value of {param})"
     elif "designs" in meta:
-        verdict = ", ".join(f"{v} ({span})" for v, span in zip(verdicts, _ranges(meta["dispatch"]), strict=True))
-        what = f"{meta['kernel']} (a dispatch of {len(verdicts)} design{'s' if len(verdicts) > 1 else ''} by M)"
+        dispatch = meta["dispatch"]
+        by = f"{dispatch['variant']} and {dispatch['key']}" if "variant" in dispatch else dispatch["key"]
+        verdict = ", ".join(f"{v} ({span})" for v, span in zip(verdicts, _ranges(dispatch), strict=True))
+        what = f"{meta['kernel']} (a dispatch of {len(verdicts)} design{'s' if len(verdicts) > 1 else ''} by {by})"
     else:
         verdict, what = verdicts[0], meta["kernel"]
     lines = [f"exported {what} for {meta['arch']}; tslab.check: {verdict}", f"{folder}/"]
@@ -107,24 +111,34 @@ def exported(path: Any) -> str:
 
 
 def _ranges(dispatch: dict[str, Any]) -> list[str]:
-    """Each rule's range of M in words, from a package's design.json (as ``Dispatch.ranges()`` says them)."""
-    key, low, out = dispatch["key"], 1, []
+    """Each rule's range of its key in words, from a package's design.json (as ``Dispatch.ranges()`` says them)."""
+    from ..core.dispatch import bound_field
+
+    key, variant, low, group, out = dispatch["key"], dispatch.get("variant"), 1, object(), []
     for rule in dispatch["rules"]:
-        bound = rule["max_m"]
+        bound, value = rule[bound_field(key)], rule.get(variant)
+        if value != group:
+            low, group = 1, value
+        prefix = f"{variant}={value!r}: " if variant else ""
         if bound is None:
-            out.append(f"{key} >= {low}" if low > 1 else f"every {key}")
+            out.append(prefix + (f"{key} >= {low}" if low > 1 else f"every {key}"))
         else:
-            out.append(f"{key} <= {bound}" if low == 1 else f"{low} <= {key} <= {bound}")
+            out.append(prefix + (f"{key} <= {bound}" if low == 1 else f"{low} <= {key} <= {bound}"))
             low = bound + 1
     return out
 
 
-def _tuned(name: str) -> Any:
-    """The measured dispatch of catalog kernel ``name`` (``--tuned``)."""
+def _tuned(name: str, params: dict[str, Any]) -> Any:
+    """The measured dispatch of catalog kernel ``name`` (``--tuned``): the params its ``tuned()`` takes (dtype, an
+    attention's head_dim) choose the table, the others are set on each design."""
     if name not in TUNED:
         raise TslabError(f"--tuned: kernel '{name}' has no measured dispatch; kernels with one: {', '.join(TUNED)}; "
                          "drop --tuned to export one design")
-    return importlib.import_module(TUNED[name]).tuned()
+    tuned = importlib.import_module(TUNED[name]).tuned
+    takes = set(inspect.signature(tuned).parameters)
+    dispatch = tuned(**{k: v for k, v in params.items() if k in takes})
+    rest = {k: v for k, v in params.items() if k not in takes}
+    return dispatch.with_params(**rest) if rest else dispatch
 
 
 def _from_json(text: str) -> Any:
@@ -172,9 +186,7 @@ def export_command(args: argparse.Namespace) -> int:
                 design = design.with_params(**dict(args.param))
         elif args.tuned:
             require_gpu_kernel(args.name)
-            design = _tuned(args.name)
-            if args.param:
-                design = design.with_params(**dict(args.param))
+            design = _tuned(args.name, dict(args.param))
         else:
             require_gpu_kernel(args.name)
             design = Design(args.name, dict(args.param))

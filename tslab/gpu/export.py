@@ -1,6 +1,7 @@
 """``export(design, path, arch)``: an importable Python package holding the compiled kernel; for a
-:class:`~tslab.core.dispatch.Dispatch` several compiled designs of one GEMM and the rule that picks one by M; for a
-kernel whose rules name ``variants`` (attention's ``causal``) the design compiled once per value, picked per call.
+:class:`~tslab.core.dispatch.Dispatch` several compiled designs of one kernel and the rule that picks one per call
+(a GEMM's by M, an attention's by causal and seqlen_k); for a kernel whose rules name ``variants`` (attention's
+``causal``) the design compiled once per value, picked per call.
 
 The package needs only nvidia-cutlass-dsl's runtime and apache-tvm-ffi (no tslab, no recompilation): each object is
 compiled with CuTe DSL's TVM FFI, loaded once per process with ``cutlass.cute.runtime.load_module`` and called with
@@ -25,7 +26,7 @@ from typing import Any
 from .. import exported
 from ..compiling.targets import Target, require_arch, resolve, shape_rules
 from ..core.design import Design
-from ..core.dispatch import Dispatch
+from ..core.dispatch import Dispatch, bound_field
 from .errors import GpuError, UnsafeDesignError
 from .guards import DEFAULT_SMS, checked_target, verified
 from .worker import run_job
@@ -67,9 +68,10 @@ def export(
 ) -> Path:
     """Write the package ``path`` (its folder name is the import name); returns the folder.
 
-    ``design``: a Design, or a Dispatch of GEMM designs (each compiled with runtime extents into its own object;
-    the package picks one per launch by M). A design of a kernel with ``variants`` (attention_sm90: ``causal``) is
-    compiled once per value with runtime extents, each into its own object, and a call picks one by its argument.
+    ``design``: a Design, or a Dispatch (each design compiled with runtime extents into its own object; the package
+    picks one per launch: a GEMM's by M, an attention's by causal and seqlen_k). A design of a kernel with
+    ``variants`` (attention_sm90: ``causal``) is compiled once per value with runtime extents, each into its own
+    object, and a call picks one by its argument.
     ``shape``: None compiles with runtime extents, for every shape the kernel accepts; a shape exports for that one
     shape. ``sms`` sizes the persistent grid baked into the kernel (default: the arch's usual count). Nothing is
     written unless every design passes its checks.
@@ -88,8 +90,8 @@ def export(
         raise GpuError(f"export: {out} exists; pass overwrite=True (CLI: --force) or choose another folder")
     if dispatch is not None and shape is not None:
         raise GpuError(f"export of the dispatch of '{dispatch.kernel}': shape={tuple(shape)} asks for one shape, "
-                       "but a dispatch picks its design by M at each launch and compiles for every shape; drop "
-                       "shape= (CLI: --shape), or export one design for one shape")
+                       f"but a dispatch picks its design by {dispatch.key} at each launch and compiles for every "
+                       "shape; drop shape= (CLI: --shape), or export one design for one shape")
     variants = _variants(design) if dispatch is None else None
     if variants is not None and shape is not None:
         raise GpuError(f"export of '{design.kernel}': shape={tuple(shape)} asks for one shape, but its package is "
@@ -225,16 +227,28 @@ def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs
     """The same files for a dispatch: one design.json entry and one VERDICT.txt section per design."""
     first = checked[0].target
     entries = _entries(checked, jobs, prefixes)
-    # M on both sides of each bound (the last range starts at the last bound + 1), with ragged N and K.
-    ragged = _examples(first)[1]
-    ms = sorted({1, *(m for bound, _ in dispatch.rules[:-1] for m in (bound, bound + 1))})
-    examples = [(m, *ragged[1:]) for m in ms] + [tuple(first.shape)]
+    field, variant = bound_field(dispatch.key), dispatch.variant
+    # The key on both sides of each bound (the next range starts at the bound + 1), each variant value's own.
+    values = [None] if variant is None else list(dict.fromkeys(d.params[variant] for d in dispatch.designs))
+    sides = sorted({1, *(x for bound, _ in dispatch.rules if bound is not None for x in (bound, bound + 1))})
+    calls = [({} if variant is None else {variant: value}, x) for value in values for x in sides]
+    if first.rules.package == "attention":
+        examples = [*ATTENTION_EXAMPLES, *((1, x, x, 2, 2) for x in sides if x > 1)]
+        about: dict[str, Any] = {"head_dims": list(first.rules.choices.get("head_dim", ()))}
+        by, picks = f"{variant} and {dispatch.key}", [(call[variant], x, dispatch.pick((1, x, x, 1, 1), **call)[0])
+                                                      for call, x in calls]
+    else:
+        ragged = _examples(first)[1]
+        examples = [(m, *ragged[1:]) for m in sides] + [tuple(first.shape)]
+        about, by, picks = {}, dispatch.key, [(m, dispatch.pick((m,))[0]) for _, m in calls]
+    rules = [{field: bound, "design": i, **({variant: design.params[variant]} if variant else {})}
+             for i, (bound, design) in enumerate(dispatch.rules)]
+    choice = {"dispatch": {"key": dispatch.key, **({"variant": variant} if variant else {}), "rules": rules}}
     designs = ", ".join(f"{span} design {i}" for i, span in enumerate(dispatch.ranges()))
-    choice = {"dispatch": {"key": dispatch.key,
-                           "rules": [{"max_m": bound, "design": i} for i, (bound, _) in enumerate(dispatch.rules)]}}
-    package = _package_data(about={"rules": " or ".join(dict.fromkeys(e["shape_rules"]["text"] for e in entries)),
-                                   "designs": f"{len(entries)}, one per launch by M: {designs} (design_for(m))"},
-                            examples=examples, picks=[(m, dispatch.pick((m,))[0]) for m in ms])
+    call = f"design_for({variant}, {dispatch.key})" if variant else f"design_for({dispatch.key.lower()})"
+    about |= {"rules": " or ".join(dict.fromkeys(e["shape_rules"]["text"] for e in entries)),
+              "designs": f"{len(entries)}, one per launch by {by}: {designs} ({call})"}
+    package = _package_data(about=about, examples=examples, picks=picks)
     _write_several(out, checked, entries, arch, sms, choice, package, dispatch.ranges(), dispatch.text())
     _write_code(out, first.rules.package)
 
@@ -265,10 +279,11 @@ ATTENTION_EXAMPLES = [(1, 128, 128, 2, 2), (2, 1000, 777, 4, 1), (1, 1, 300, 8, 
 
 
 def _package_data(about: dict[str, Any], examples: list[tuple[int, ...]],
-                  picks: list[tuple[int, int]] | None = None) -> dict[str, Any]:
+                  picks: list[tuple[Any, ...]] | None = None) -> dict[str, Any]:
     """What design.json holds for the package's code beside the designs: ``about`` (its docstring's shapes and
-    designs, in words), ``self_test`` (the problems test_kernel.py runs, and for a dispatch which design each M
-    picks) and ``runtime`` (the versions it was exported with, for the fix when one is missing)."""
+    designs, in words), ``self_test`` (the problems test_kernel.py runs, and for a dispatch which design each call
+    picks: ``(m, design)`` for a GEMM, ``(causal, seqlen_k, design)`` for an attention) and ``runtime`` (the
+    versions it was exported with, for the fix when one is missing)."""
     test: dict[str, Any] = {"examples": [list(shape) for shape in examples]}
     if picks is not None:
         test["picks"] = [list(pick) for pick in picks]

@@ -1,0 +1,44 @@
+"""Which ``attention_sm90`` design serves which calls, as measured on the H200: the table an export by causal and
+seqlen_k is built from.
+
+``BY_SEQLEN_K[head_dim]`` lists ``(causal, max_seqlen_k, params)``: a call with that ``causal`` and at most
+``max_seqlen_k`` keys uses ``attention_sm90.design(**params, causal=causal)``, the last rule of each causal value
+every longer row. Timed beside flash-attn-4 and SDPA's cuDNN in the same rounds, outputs checked first, compiled
+with runtime extents as the exported package holds them (``benchmarks/attention.py --variant``; benchmarks/NOTES.md,
+2026-12-05, two runs, bf16, b4 h32):
+
+- head_dim 128, non-causal, seqlen_k <= 2048: ``SHORT_ROWS``, the persistent schedule with two Q stages (1.046 /
+  1.031x the default at s = 2048: a short row's 16 K/V tiles leave the prologue and epilogue of each Q tile
+  exposed, and the next tile's Q loads while this one's last GEMMs run); 0.95-0.99x the default from s = 4096 on.
+- head_dim 128, causal: the kernel's defaults at every length (``SHORT_ROWS`` 0.91-0.97x).
+- head_dim 64: ``attention_sm90.HEAD_DIM_64`` (three warpgroups, NOTES A20) at every length; no pick by length
+  measured yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.dispatch import Dispatch
+from ..errors import DesignError
+from . import attention_sm90
+
+#: A persistent block per SM over the Q tiles, two Q stages: the next tile's Q loads under this one's GEMMs.
+SHORT_ROWS: dict[str, Any] = {"persistent": True, "q_stages": 2}
+#: ``{head_dim: ((causal, max_seqlen_k, params), ...)}``, each causal value's rules in ascending max_seqlen_k, the
+#: last None; ``{}`` is the kernel's defaults (``attention_sm90.PARAMS``).
+BY_SEQLEN_K: dict[int, tuple[tuple[bool, int | None, dict[str, Any]], ...]] = {
+    128: ((False, 2048, SHORT_ROWS), (False, None, {}), (True, None, {})),
+    64: ((False, None, attention_sm90.HEAD_DIM_64), (True, None, attention_sm90.HEAD_DIM_64)),
+}
+
+
+def tuned(dtype: str = "bf16", head_dim: int = 128) -> Dispatch:
+    """The measured dispatch by causal and seqlen_k for ``dtype`` ('fp16' or 'bf16') and ``head_dim`` (64 or
+    128): export it with ``tslab.gpu.export`` (``tslab export attention_sm90 --tuned``)."""
+    if head_dim not in BY_SEQLEN_K:
+        raise DesignError("input", "attention_sm90 tuned dispatch", f"head_dim={head_dim!r} has no measured table",
+                          f"pass one of {', '.join(map(str, BY_SEQLEN_K))}")
+    return Dispatch(tuple((bound, attention_sm90.design(**{**params, "causal": causal, "dtype": dtype,
+                                                             "head_dim": head_dim}))
+                          for causal, bound, params in BY_SEQLEN_K[head_dim]), key="seqlen_k")
