@@ -201,9 +201,11 @@ def test_an_attention_dispatch_round_trips_with_its_bound_named_by_its_key(by_se
 
 
 @pytest.mark.parametrize(("call", "match"), [
-    (lambda d: d.pick((4, 2048, 2048, 32, 32)), r"dispatch 'attention_sm90': pick\(\.\.\., no keyword\) does not say "
-                                                r"the call's variant\n  hint: pass causal=, e\.g\. pick\(shape, "
-                                                r"causal=False\)"),
+    (lambda d: d.pick((4, 2048, 2048, 32, 32)), r"dispatch 'attention_sm90': pick\(shape, no keyword\) does not say "
+                                                r"the call's causal\n  hint: a dispatch of 'attention_sm90' picks by "
+                                                r"causal first: pick\(shape, causal=False\)"),
+    (lambda d: d.pick((4, 2048, 2048, 32, 32), dtype="bf16"), r"pick\(shape, dtype=\.\.\.\) does not say the call's "
+                                                              r"causal"),
     (lambda d: d.pick((4, 2048)), r"shape=\(4, 2048\) has no seqlen_k\n  hint: pass the problem's shape, e\.g\. "
                                   r"\(batch, seqlen_q, seqlen_k, heads, heads_kv\)"),
     (lambda d: d.pick((4, 2048, 2048, 32, 32), causal=None), r"causal=None has no rules\n  hint: pass one of False, "
@@ -215,8 +217,8 @@ def test_an_attention_pick_says_what_the_call_lacks(by_seqlen, call, match):
 
 
 def test_a_gemm_pick_takes_no_variant(three):
-    with pytest.raises(DesignError, match=r"pick\(\.\.\., causal=\) does not say the call's variant\n  hint: pass no "
-                                          r"keyword"):
+    with pytest.raises(DesignError, match=r"pick\(shape, causal=\.\.\.\) names a variant, but a dispatch of "
+                                          r"'gemm_sm90' picks by M alone\n  hint: pass the shape alone"):
         three.pick((128, 8, 8), causal=False)
 
 

@@ -78,11 +78,14 @@ class Dispatch:
         if len(shape) <= place:
             raise DesignError("input", where, f"shape={tuple(shape)!r} has no {self.key}",
                               f"pass the problem's shape, e.g. {_KINDS[KEYS[self.key][0]][2]}")
-        if set(variant) != ({name} if name else set()):
-            wanted = f"{name}=" if name else "no keyword"
-            raise DesignError("input", where, f"pick(..., {', '.join(f'{k}=' for k in variant) or 'no keyword'}) "
-                              f"does not say the call's variant", f"pass {wanted}" + (
-                                  f", e.g. pick(shape, {name}=False)" if name else ""))
+        if name is None and variant:
+            raise DesignError("input", where, f"pick(shape, {', '.join(f'{k}=...' for k in variant)}) names a "
+                              f"variant, but a dispatch of '{self.kernel}' picks by {self.key} alone",
+                              "pass the shape alone, e.g. pick((256, 8192, 8192))")
+        if name is not None and set(variant) != {name}:
+            given = ", ".join(f"{k}=..." for k in variant) or "no keyword"
+            raise DesignError("input", where, f"pick(shape, {given}) does not say the call's {name}",
+                              f"a dispatch of '{self.kernel}' picks by {name} first: pick(shape, {name}=False)")
         extent = shape[place]
         for i, (bound, design) in enumerate(self.rules):
             if name and design.params.get(name) != variant[name]:
