@@ -40,6 +40,23 @@ def bound_field(key: str) -> str:
     return f"max_{key.lower()}"
 
 
+def ranges_in_words(key: str, variant: str | None, rules: Sequence[tuple[int | None, Any]]) -> list[str]:
+    """Each rule's range of ``key`` in words, from its ``(bound, variant value)``: ``129 <= M <= 384``, ``every M``;
+    prefixed with the variant's value where there is one (``causal=False: seqlen_k <= 2048``), whose rules each
+    start again from 1. :meth:`Dispatch.ranges` and an exported package's design.json say them alike."""
+    out, low, group = [], 1, object()
+    for bound, value in rules:
+        if value != group:
+            low, group = 1, value
+        prefix = f"{variant}={value!r}: " if variant else ""
+        if bound is None:
+            out.append(prefix + (f"{key} >= {low}" if low > 1 else f"every {key}"))
+        else:
+            out.append(prefix + (f"{key} <= {bound}" if low == 1 else f"{low} <= {key} <= {bound}"))
+            low = bound + 1
+    return out
+
+
 @dataclass(frozen=True, repr=False)
 class Dispatch:
     """Rules ``(bound, design)`` in ascending bounds, the last ``(None, design)``: a problem whose ``key`` extent
@@ -101,18 +118,8 @@ class Dispatch:
         for a dispatch of one rule); prefixed with the variant (``causal=False: seqlen_k <= 2048``) where the kernel
         has one."""
         name = self.variant
-        out, low, group = [], 1, object()
-        for bound, design in self.rules:
-            value = design.params.get(name) if name else None
-            if value != group:
-                low, group = 1, value
-            prefix = f"{name}={value!r}: " if name else ""
-            if bound is None:
-                out.append(prefix + (f"{self.key} >= {low}" if low > 1 else f"every {self.key}"))
-            else:
-                out.append(prefix + (f"{self.key} <= {bound}" if low == 1 else f"{low} <= {self.key} <= {bound}"))
-                low = bound + 1
-        return out
+        return ranges_in_words(self.key, name, [(bound, design.params.get(name) if name else None)
+                                                for bound, design in self.rules])
 
     def with_params(self, **params: Any) -> Dispatch:
         """The same rules with ``params`` set on every design (e.g. ``dtype='bf16'``)."""

@@ -112,20 +112,10 @@ def exported(path: Any) -> str:
 
 def _ranges(dispatch: dict[str, Any]) -> list[str]:
     """Each rule's range of its key in words, from a package's design.json (as ``Dispatch.ranges()`` says them)."""
-    from ..core.dispatch import bound_field
+    from ..core.dispatch import bound_field, ranges_in_words
 
-    key, variant, low, group, out = dispatch["key"], dispatch.get("variant"), 1, object(), []
-    for rule in dispatch["rules"]:
-        bound, value = rule[bound_field(key)], rule.get(variant)
-        if value != group:
-            low, group = 1, value
-        prefix = f"{variant}={value!r}: " if variant else ""
-        if bound is None:
-            out.append(prefix + (f"{key} >= {low}" if low > 1 else f"every {key}"))
-        else:
-            out.append(prefix + (f"{key} <= {bound}" if low == 1 else f"{low} <= {key} <= {bound}"))
-            low = bound + 1
-    return out
+    key, variant = dispatch["key"], dispatch.get("variant")
+    return ranges_in_words(key, variant, [(rule[bound_field(key)], rule.get(variant)) for rule in dispatch["rules"]])
 
 
 def _tuned(name: str, params: dict[str, Any]) -> Any:
