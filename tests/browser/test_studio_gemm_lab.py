@@ -29,7 +29,7 @@ def _drive(lab, page) -> None:
     expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
     panels = studio.locator(".tslab-pipeline-panel")
     expect(panels).to_have_count(2)  # smem_ab and smem_epi
-    expect(studio.locator(".tslab-task-column")).to_have_count(3)  # LoadTask, MmaTask, EpilogueTask
+    expect(studio.locator(".tslab-steps-later")).to_have_count(1)  # the step rows wait for their tab
     expect(studio.locator(".tslab-swimlane")).to_contain_text("MmaTask")
     expect(studio.locator(".tslab-map")).to_have_count(2)  # the SMEM map and the what-if without aliasing
     expect(studio.locator(".tslab-studio-states")).to_contain_text("101 states")
@@ -46,6 +46,11 @@ def _drive(lab, page) -> None:
     set_field(smem_ab, "num_stages", 4)
     expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
     expect(summary).to_have_text(before)
+
+    # The schedules tab, opened: a column of step rows for each task (LoadTask, MmaTask, EpilogueTask).
+    studio.locator(".tslab-studio-editors .lm-TabBar-tab", has_text="schedules").click()
+    expect(studio.locator(".tslab-task-column")).to_have_count(3, timeout=30_000)
+    studio.locator(".tslab-studio-editors .lm-TabBar-tab", has_text="pipelines").click()
 
     # The swimlane: head | loop | tail aligned across the lanes, each step with the item it refers to.
     lanes = studio.locator(".tslab-widget-swimlane")

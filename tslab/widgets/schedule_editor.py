@@ -31,8 +31,12 @@ _LABEL = {"flex": "1 1 auto", "min_width": "0", "width": "auto"}
 class ScheduleEditor(DesignHolder, widgets.VBox):
     """Edit the schedules of a design's tasks; ``move``, ``delete``, ``insert``, ``undo``, ``redo``."""
 
-    def __init__(self, design: Design, *, auto_check: bool = True) -> None:
+    def __init__(self, design: Design, *, auto_check: bool = True, rows_when_shown: bool = False) -> None:
+        """``rows_when_shown``: make the step rows (a few widgets a step, several hundred in a large kernel) only
+        when ``show_rows()`` is called or the steps are read or edited; a Studio calls it when its schedules tab is
+        first opened, so a notebook of Studios does not send the page every row it may never look at."""
         widgets.VBox.__init__(self)
+        self._rows_wanted = not rows_when_shown
         self._hold(design, auto_check=auto_check)
         self._row_looks = SharedLooks()  # every step row's buttons and label share their layouts and styles
         self.error: Issue | None = None
@@ -45,6 +49,9 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         self._undo_button.on_click(lambda _: self.undo())
         self._redo_button.on_click(lambda _: self.redo())
         self._columns = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
+        if not self._rows_wanted:
+            self._columns.children = [widgets.HTML('<i class="tslab-steps-later">the steps are drawn when this tab '
+                                                   "is opened</i>")]
         self._labels: dict[tuple[str, str, int], tuple[widgets.HTML, str]] = {}  # step -> its label and text
         self._cautions_of: Verdict | None = None  # the verdict whose cautions the steps show
         self._code = widgets.VBox()
@@ -110,9 +117,16 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         for key, (label, text) in self._labels.items():
             label.value = _label_html(text, marked.get(key))
 
+    def show_rows(self) -> None:
+        """Make and show the step rows now, if they were left for later (``rows_when_shown``)."""
+        if not self._rows_wanted:
+            self._rows_wanted = True
+            self._render()
+
     @property
     def marked_steps(self) -> list[tuple[str, str, int]]:
         """``(task, section, position)`` of the steps marked with a caution now."""
+        self.show_rows()
         return [key for key, (label, _) in self._labels.items() if "tslab-step-caution" in label.value]
 
     def __repr__(self) -> str:
@@ -190,6 +204,8 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         values that changed, not a new page of widgets)."""
         self._undo_button.disabled = not self._undo
         self._redo_button.disabled = not self._redo
+        if not self._rows_wanted:
+            return
         tasks = self._design.tasks()
         self._labels = {}
         for task in tasks:

@@ -103,7 +103,7 @@ class Studio(SavedOutput, widgets.HBox):
         self.history = History()
         self.history.add(design)
         self.pipeline_editor = PipelineEditor(design, auto_check=False)
-        self.schedule_editor = ScheduleEditor(design, auto_check=False)
+        self.schedule_editor = ScheduleEditor(design, auto_check=False, rows_when_shown=True)
         self.schedule_editor.use_history(self.undo, self.redo)  # one history: the Studio's
         self.pipeline_editor.shown_note = lambda: f" (#{self.history.current})"
         self._refusals: dict = {}  # the fields whose typed value was refused: the badge shows the last valid design
@@ -247,6 +247,7 @@ class Studio(SavedOutput, widgets.HBox):
         """The schedules tab brings the schedule into view, the pipelines tab the memory map (unless the flow is on
         show: a ring clicked there opens the pipelines tab)."""
         if change["new"] == 1:
+            self.schedule_editor.show_rows()
             self.view_switch.value = "schedule"
         elif change["new"] == 0 and self.view_switch.value == "schedule":
             self.view_switch.value = "memory"
