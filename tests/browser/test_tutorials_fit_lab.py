@@ -16,6 +16,9 @@ from labkit import ARTIFACTS, TOKEN, open_and_run
 
 pytestmark = pytest.mark.browser
 WIDTHS = (1600, 1000)
+#: The window's height while a tutorial is read through: tall, so a pass takes a third of the screens a 1000 px window
+#: would (the checks are of widths; the first screen's screenshot shows the top 1000 px of it).
+HEIGHT = 2600
 
 #: The charts screenshotted: plotly figures and profile timelines.
 CHARTS = ".jp-OutputArea-output .svg-container, .jp-OutputArea-output .tslab-timeline"
@@ -60,9 +63,46 @@ BROKEN_WORDS_JS = """
 BROKEN_WORDS_IN = ".tslab-player-panel td, .tslab-legend-item, .tslab-player-caption, .jp-RenderedText pre"
 
 
-def _broken_words(page, width: int) -> list[str]:
-    words = page.locator(f".jp-OutputArea-output :is({BROKEN_WORDS_IN}):visible").evaluate_all(BROKEN_WORDS_JS)
-    return [f"{width}: the word {w!r} is broken across lines" for w in dict.fromkeys(words)]
+#: Everything one screen of a notebook is checked for, in one pass in the page (a round trip each was most of the
+#: time a tutorial's check took): widgets shown as plain text or as ipywidgets' error, parts wider than their output
+#: area, words broken across lines, whether a cell raised, and the charts in view (their index and title).
+SCREEN_JS = f"""
+([widgetText, brokenIn, charts]) => {{
+  const shown = (e) => {{
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+  }};
+  const areas = [...document.querySelectorAll('.jp-OutputArea-output')];
+  const asText = areas.filter((a) => a.dataset.mimeType === 'text/plain' && shown(a))
+    .map((a) => a.innerText).filter((t) => new RegExp(widgetText).test(t));
+  let errors = 0;
+  for (const area of areas) {{
+    const walker = document.createTreeWalker(area, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {{
+      if (node.textContent.includes('Error displaying widget') && shown(node.parentElement)) errors += 1;
+    }}
+  }}
+  const parts = areas.flatMap((a) => [...a.querySelectorAll(brokenIn)]).filter(shown);
+  return {{
+    asText, errors,
+    tooWide: ({TOO_WIDE_JS.strip()})(areas),
+    broken: ({BROKEN_WORDS_JS.strip()})(parts),
+    raised: areas.some((a) => a.textContent.includes('Traceback')),
+    charts: [...document.querySelectorAll(charts)]
+      .map((c, index) => ({{index, title: c.innerText.slice(0, 60), shown: shown(c)}})).filter((c) => c.shown),
+  }};
+}}
+"""
+
+
+def _screen(page, width: int, when: str) -> tuple[list[str], dict]:
+    """The problems on the screen in view (saved or run, at ``width``) and the page's findings as they came."""
+    found = page.evaluate(SCREEN_JS, [WIDGET_TEXT.pattern, BROKEN_WORDS_IN, CHARTS])
+    problems = [f"{when}, {width}: widget as text: {t[:60]!r}" for t in found["asText"]]
+    problems += [f"{when}, {width}: Error displaying widget"] * found["errors"]
+    problems += [f"{width}: {p}" for p in found["tooWide"]]
+    problems += [f"{when}, {width}: the word {w!r} is broken across lines" for w in dict.fromkeys(found["broken"])]
+    return problems, found
 
 
 def _wait_for_all_cells(page) -> None:
@@ -102,13 +142,6 @@ WIDGET_TEXT = re.compile(r"^(Studio|PipelineEditor|ScheduleEditor|LayoutChart|Re
                          r"KnobPanel)\(")
 
 
-def _widget_problems(page) -> list[str]:
-    """Display outputs that show a widget as plain text or as ipywidgets' error, as the page shows them now."""
-    shown = page.locator('.jp-OutputArea-output[data-mime-type="text/plain"]:visible')  # not print()'s stream
-    found = [f"widget as text: {t[:60]!r}" for t in shown.all_inner_texts() if WIDGET_TEXT.match(t)]
-    return found + ["Error displaying widget"] * page.locator("text=Error displaying widget >> visible=true").count()
-
-
 def _open_saved(page, lab: str, notebook: str) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -119,38 +152,34 @@ def _open_saved(page, lab: str, notebook: str) -> None:
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
 
 
-def _fit_problems(page, width: int) -> list[str]:
-    return [f"{width}: {p}" for p in page.locator(".jp-OutputArea-output").evaluate_all(TOO_WIDE_JS)]
-
-
 @pytest.mark.parametrize("notebook", TUTORIALS)
 def test_tutorial_runs_and_its_charts_fit(lab, lab_page, notebook):
     page = lab_page
     problems = []
     _open_saved(page, lab, notebook)  # as committed: the saved outputs, no kernel state behind them
     for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 1000})
+        page.set_viewport_size({"width": width, "height": HEIGHT})
         page.wait_for_timeout(1_000)
         for i, _ in enumerate(_scrolled_through(page)):
-            problems += [f"saved, {width}: {p}" for p in _widget_problems(page) + _fit_problems(page, width)
-                         + _broken_words(page, width)]
+            problems += _screen(page, width, "saved")[0]
             if i == 0:
-                page.screenshot(path=str(ARTIFACTS / f"tutorial-{notebook[:2]}-saved-{width}.png"))
+                page.screenshot(path=str(ARTIFACTS / f"tutorial-{notebook[:2]}-saved-{width}.png"),
+                                clip={"x": 0, "y": 0, "width": width, "height": 1000})
     open_and_run(page, lab, notebook)
     _wait_for_all_cells(page)
     raised, shots = False, set()
     for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 1000})
+        page.set_viewport_size({"width": width, "height": HEIGHT})
         page.wait_for_timeout(1_500)
         for _ in _scrolled_through(page):
-            problems += _fit_problems(page, width) + [f"run, {width}: {p}" for p in _widget_problems(page)]
-            problems += [f"run, {p}" for p in _broken_words(page, width)]
-            raised = raised or page.locator(".jp-OutputArea-output", has_text="Traceback").count() > 0
-            for chart in page.locator(CHARTS).all():
-                title = chart.inner_text()[:60]
-                if chart.is_visible() and (title, width) not in shots:
-                    chart.screenshot(path=str(ARTIFACTS / f"tutorial-{notebook[:2]}-{len(shots)}-{width}.png"))
-                    shots.add((title, width))
+            found_here, found = _screen(page, width, "run")
+            problems += found_here
+            raised = raised or found["raised"]
+            for chart in found["charts"]:
+                if (chart["title"], width) not in shots:
+                    page.locator(CHARTS).nth(chart["index"]).screenshot(
+                        path=str(ARTIFACTS / f"tutorial-{notebook[:2]}-{len(shots)}-{width}.png"))
+                    shots.add((chart["title"], width))
     assert not raised, f"{notebook}: a cell raised"
     assert shots or notebook not in CHARTED, f"{notebook}: no chart was drawn"
     if problems:
