@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +49,8 @@ def _frame_summary(payload) -> dict:
             channel, header, content = message.get("channel"), message["header"], message.get("content", {})
     except (ValueError, IndexError, KeyError, UnicodeDecodeError):
         return {"unparsed": len(payload)}
-    summary = {"channel": channel, "type": header.get("msg_type"), "comm": content.get("comm_id")}
+    summary = {"channel": channel, "type": header.get("msg_type"), "comm": content.get("comm_id"),
+               "bytes": len(payload)}
     data = content.get("data") or {}
     state = data.get("state") if isinstance(data, dict) else None
     if isinstance(state, dict):
@@ -86,6 +88,31 @@ def record_kernel_messages(page) -> None:
     page.on("websocket", opened)
 
 
+def unannounced_models(frames: list[dict]) -> list[str]:
+    """The widget models a received frame names before the kernel announced them (comm_open) or after the kernel or
+    the page closed them (comm_close), in the order the page saw the frames: what "widget model not found" in the
+    console is about. Empty: the page was told of every model before it was named (the loss was the page's own).
+    """
+    opened: set[str] = set()
+    closed: set[str] = set()
+    found = []
+    for frame in frames:
+        if frame.get("dir") == "sent" and frame.get("type") == "comm_close" and frame.get("comm"):
+            closed.add(frame["comm"])
+        if frame.get("dir") != "received":
+            continue
+        for ref in frame.get("refs", []):
+            if ref not in opened or ref in closed:
+                state = "closed" if ref in closed else "never opened"
+                found.append(f"t={frame['t']}: {frame.get('type')} of {frame.get('model')} {frame.get('comm')} names "
+                             f"{ref} ({state} by then)")
+        if frame.get("type") == "comm_open" and frame.get("comm"):
+            opened.add(frame["comm"])
+        elif frame.get("type") == "comm_close" and frame.get("comm"):
+            closed.add(frame["comm"])
+    return found
+
+
 def wait_for_widget_restore(page, since: int, timeout: float = 60.0) -> None:
     """Wait until the notebook's widget manager has asked the new kernel for its widgets and had the answer.
 
@@ -100,6 +127,21 @@ def wait_for_widget_restore(page, since: int, timeout: float = 60.0) -> None:
         page.wait_for_timeout(100)
     raise AssertionError(f"the widget manager did not restore from the kernel within {timeout:.0f} s: "
                          f"frames {page.restore_frames[since:]}")
+
+
+def shut_down_kernels(url: str) -> list[str]:
+    """End every notebook session and kernel the server runs (its REST API returns once each kernel has ended);
+    the kernels' ids."""
+    ended = []
+    for kind in ("sessions", "kernels"):  # a session's kernel ends with it; then any kernel without one
+        with urllib.request.urlopen(f"{url}/api/{kind}?token={TOKEN}", timeout=10) as r:
+            found = json.load(r)
+        for item in found:
+            ended.append(item["kernel"]["id"] if kind == "sessions" else item["id"])
+            request = urllib.request.Request(f"{url}/api/{kind}/{item['id']}?token={TOKEN}", method="DELETE")
+            with contextlib.suppress(OSError):  # one that ended meanwhile
+                urllib.request.urlopen(request, timeout=60).close()
+    return list(dict.fromkeys(ended))
 
 
 def menu(page, menu_name: str, item: str) -> None:
