@@ -43,17 +43,18 @@ sys.exit(f"lines that failed: {failed}" if failed else 0)
 """
 
 
-def test_readme_blocks_run_in_order_in_one_session(tmp_path):
-    # One interpreter session, so names flow from block to block as they would in a REPL or a notebook.
-    out = subprocess.run(
-        [sys.executable, "-c", PASTE],
-        input=json.dumps(python_blocks()),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        cwd=tmp_path,  # the GPU block writes its exported package into the working folder
-    )
+def _paste_readme(folder) -> subprocess.CompletedProcess:
+    """The README's Python blocks pasted in order into one interpreter session in ``folder``, so names flow from
+    block to block as they would in a REPL or a notebook (the GPU block writes its package into the folder)."""
+    return subprocess.run([sys.executable, "-c", PASTE], input=json.dumps(python_blocks()), capture_output=True,
+                          text=True, timeout=600, check=False, cwd=folder)
+
+
+def test_readme_blocks_run_in_order_in_one_session_and_again_in_the_same_folder(tmp_path):
+    """Then, as a newcomer who pastes the README twice in one folder: the second session finds the packages, the
+    sweep's store and the trace the first one wrote, and still runs every line (the sweep skips its finished
+    points)."""
+    out = _paste_readme(tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Traceback" not in out.stderr
     assert "SAFE 65600 B" in out.stdout
@@ -66,12 +67,6 @@ def test_readme_blocks_run_in_order_in_one_session(tmp_path):
     assert "\n1536\n" in out.stdout and "INVALID" in out.stdout and "ring_stages" in out.stdout
     assert "SAFE 512 / 512" in out.stdout and "{'capacity': 2}" in out.stdout and "0 True True" in out.stdout
 
-
-def test_readme_blocks_run_again_in_the_same_folder(tmp_path):
-    """A newcomer who pastes the README twice in one folder: the second session finds the packages, the sweep's
-    store and the trace the first one wrote, and still runs every line (the sweep skips its finished points)."""
-    for run in (1, 2):
-        out = subprocess.run([sys.executable, "-c", PASTE], input=json.dumps(python_blocks()), capture_output=True,
-                             text=True, timeout=600, check=False, cwd=tmp_path)
-        assert out.returncode == 0, f"run {run}: " + out.stderr[-3000:]
-    assert "6 already in the store" in out.stdout + out.stderr
+    again = _paste_readme(tmp_path)
+    assert again.returncode == 0, "run 2: " + again.stderr[-3000:]
+    assert "6 already in the store" in again.stdout + again.stderr
