@@ -120,6 +120,19 @@ def test_the_studios_read_well_at_1000_and_1600_px(lab, lab_page):
             shut_down_kernels(lab)  # the next run starts from a fresh kernel
 
 
+def _arrive_at(page, studio, tries: int = 20) -> None:
+    """Scroll the Studio's top to the window's top and wait until it stays there: the notebook measures the cells
+    it draws as they come into view, and the page above may still grow or shrink after the first scroll."""
+    at = None
+    for _ in range(tries):
+        top = studio.evaluate("e => { e.scrollIntoView({block: 'start'}); return e.getBoundingClientRect().top; }")
+        page.wait_for_timeout(300)
+        now = studio.evaluate("e => e.getBoundingClientRect().top")
+        if abs(now - top) < 1 and at is not None and abs(now - at) < 1:
+            return
+        at = now
+
+
 def _studios(lab, page) -> None:
     from playwright.sync_api import expect
 
@@ -138,8 +151,7 @@ def _studios(lab, page) -> None:
             studio.locator(".tslab-flow-svg").wait_for(state="attached", timeout=60_000)
             expect(studio.locator(".tslab-studio-badge .tslab-badge")).to_have_attribute("data-status", "SAFE",
                                                                                           timeout=60_000)
-            studio.evaluate("e => e.scrollIntoView({block: 'start'})")  # arriving at the Studio
-            page.wait_for_timeout(300)
+            _arrive_at(page, studio)
             field = studio.locator(".tslab-field-num_stages input").first
             field.focus()
             page.wait_for_timeout(300)
