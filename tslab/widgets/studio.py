@@ -5,7 +5,9 @@ output is narrower than 860 px, one of the map, the flow and the swimlane shows 
 
 Every accepted edit becomes the current design at once and is re-checked in the background (debounced;
 a newer edit supersedes a running check). ``wait()`` blocks until the newest design's verdict is shown. The GPU
-tab (a :class:`BenchPanel`) compiles, runs, times and profiles the current design, never an earlier one.
+tab (a :class:`BenchPanel`) compiles, runs, times and profiles the current design, never an earlier one. The
+schedules tab's step rows are made when that tab is first opened (``ScheduleEditor.show_rows``): each widget is a
+comm the page must receive, and the rows are half of a large kernel's.
 """
 
 from __future__ import annotations
