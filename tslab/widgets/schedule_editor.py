@@ -33,8 +33,9 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
 
     def __init__(self, design: Design, *, auto_check: bool = True, rows_when_shown: bool = False) -> None:
         """``rows_when_shown``: make the step rows (a few widgets a step, several hundred in a large kernel) only
-        when ``show_rows()`` is called or the steps are read or edited; a Studio calls it when its schedules tab is
-        first opened, so a notebook of Studios does not send the page every row it may never look at."""
+        when ``show_rows()`` is called or ``marked_steps`` is read; edits before then change the design, and the
+        rows show the design on show when they are made. A Studio calls it when its schedules tab is first opened,
+        so a notebook of Studios does not send the page every row it may never look at."""
         widgets.VBox.__init__(self)
         self._rows_wanted = not rows_when_shown
         self._hold(design, auto_check=auto_check)
