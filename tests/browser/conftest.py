@@ -23,16 +23,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from labkit import (
-    ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    ROOT,
-    TOKEN,
-    record_kernel_messages,
-    shut_down_kernels,
-    worker_suffix,
-)
+from labkit import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, TOKEN, record_kernel_messages, worker_suffix
 
 
 def _free_port() -> int:
@@ -59,6 +50,21 @@ def _quiet_settings(settings: Path) -> None:
         path = settings / "@jupyterlab" / f"{name}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
+
+
+def shut_down_kernels(url: str) -> list[str]:
+    """End every notebook session and kernel the server runs (its REST API returns once each kernel has ended);
+    the kernels' ids."""
+    ended = []
+    for kind in ("sessions", "kernels"):  # a session's kernel ends with it; then any kernel without one
+        with urllib.request.urlopen(f"{url}/api/{kind}?token={TOKEN}", timeout=10) as r:
+            found = json.load(r)
+        for item in found:
+            ended.append(item["kernel"]["id"] if kind == "sessions" else item["id"])
+            request = urllib.request.Request(f"{url}/api/{kind}/{item['id']}?token={TOKEN}", method="DELETE")
+            with contextlib.suppress(OSError):  # one that ended meanwhile
+                urllib.request.urlopen(request, timeout=60).close()
+    return list(dict.fromkeys(ended))
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,21 +126,6 @@ def wait_for_widget_restore(page, since: int, timeout: float = 60.0) -> None:
         page.wait_for_timeout(100)
     raise AssertionError(f"the widget manager did not restore from the kernel within {timeout:.0f} s: "
                          f"frames {page.restore_frames[since:]}")
-
-
-def shut_down_kernels(url: str) -> list[str]:
-    """End every notebook session and kernel the server runs (its REST API returns once each kernel has ended);
-    the kernels' ids."""
-    ended = []
-    for kind in ("sessions", "kernels"):  # a session's kernel ends with it; then any kernel without one
-        with urllib.request.urlopen(f"{url}/api/{kind}?token={TOKEN}", timeout=10) as r:
-            found = json.load(r)
-        for item in found:
-            ended.append(item["kernel"]["id"] if kind == "sessions" else item["id"])
-            request = urllib.request.Request(f"{url}/api/{kind}/{item['id']}?token={TOKEN}", method="DELETE")
-            with contextlib.suppress(OSError):  # one that ended meanwhile
-                urllib.request.urlopen(request, timeout=60).close()
-    return list(dict.fromkeys(ended))
 
 
 def menu(page, menu_name: str, item: str) -> None:
