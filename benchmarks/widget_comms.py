@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import queue
 import time
 
 STUDIOS = ("tma_copy", "gemm_sm90", "gemm_sm100", "attention_tmem", "attention_sm90")
@@ -62,7 +63,7 @@ def _drain(client, quiet: float) -> collections.Counter:
     while True:
         try:
             seen[client.get_iopub_msg(timeout=quiet)["msg_type"]] += 1
-        except Exception:  # queue.Empty: quiet for ``quiet`` seconds
+        except queue.Empty:  # quiet for ``quiet`` seconds
             return seen
 
 
