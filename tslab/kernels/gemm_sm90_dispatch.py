@@ -48,6 +48,9 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "swap_64x256": SWAP_64x256, "swap_128x128": SWAP_128x128, "swap_128x160": SWAP_128x160,
     "swap_128x192": SWAP_128x192, "swap_pingpong_128x128": SWAP_PINGPONG_128x128,
     "warp_release": {"per_warp_release": True},
+    # what cuBLAS runs where ours differs (benchmarks/NOTES.md #34): 13 stages at M = 64, a cluster at M = 256
+    "swap_64x64_13": {**SWAP_64x64, "stages": 13},
+    "pingpong_128x128_pairs": {**gemm_sm90.PINGPONG, "tile_n": 128, "stages": 6, "cluster_m": 2},
     "pingpong_warp_release": {**gemm_sm90.PINGPONG, "per_warp_release": True},
 }
 #: ``(max_m, params)`` in ascending max_m; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
