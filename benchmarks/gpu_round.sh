@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One round of the GPU steps that benchmarks/NOTES.md lists as next ("Next GPU steps"), in that order, each under a
+# time cap so the round ends inside one device command, every log and JSON under $OUT (default: ./gpu-round).
+#
+#   bash benchmarks/gpu_round.sh gemm       # the GEMM candidates by M (#34-#35), their GPU test, the profiles
+#   bash benchmarks/gpu_round.sh attention  # the tuned attention package on every issue shape, the full GPU tests
+#   BUDGET=540 RUN=2 bash benchmarks/gpu_round.sh gemm
+#
+# Run from the repository root on the GPU machine after `bash benchmarks/pack_device_wheels.sh` here (it sets up
+# CuTe DSL and the peers there through .peers/env.sh). A step that would start with under 30 s of BUDGET left is
+# skipped and says so; the table each benchmark prints comes last in its log.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [[ ${1:-} != gemm && ${1:-} != attention ]]; then
+  echo "usage: bash benchmarks/gpu_round.sh gemm|attention  (BUDGET=seconds, RUN=n, OUT=folder)" >&2
+  exit 2
+fi
+source .peers/env.sh
+OUT=${OUT:-gpu-round}
+mkdir -p "$OUT"
+BUDGET=${BUDGET:-560}
+RUN=${RUN:-1}
+started=$(date +%s)
+left() { echo $(( BUDGET - ($(date +%s) - started) )); }
+
+# step NAME CAP COMMAND...: runs COMMAND under min(CAP, what is left), its output in $OUT/NAME.log
+step() {
+  local name=$1 cap=$2; shift 2
+  local budget; budget=$(left)
+  if (( budget < 30 )); then echo "== $name: skipped, ${budget} s left"; return; fi
+  (( cap > budget )) && cap=$budget
+  echo "== $name (cap ${cap} s)"
+  timeout "$cap" "$@" 2>&1 | grep -v "Warn\|_try_probe\|_raise_if_unsafe\|head-loop-overlap" | tee "$OUT/$name.log" | tail -16
+  echo "== $name done at $(( $(date +%s) - started )) s"
+}
+
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+PYTEST=(python3 -m pytest -m gpu -p no:cacheprovider -o addopts="" -q)
+case $1 in
+  gemm)
+    step gemm-one-tile-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm.py -k one_tile
+    for candidates in "64 swap_64x64_aliased swap_64x64_13" "128 decode_aliased" "192 swap_64x192_aliased" \
+                      "256 pairs_aliased pingpong_128x128_pairs" "320 swap_128x160_aliased" "384 coop_128x192_aliased"; do
+      set -- $candidates
+      m=$1; shift
+      variants=(); for name in "$@"; do variants+=(--variant "$name"); done
+      step "gemm-m$m-run$RUN" 80 python3 benchmarks/gemm.py --tuned --dynamic --no-package --dtypes fp16 bf16 \
+        --repeats 5 --shapes "$m,8192,8192" "${variants[@]}" --json "$OUT/gemm-m$m-run$RUN.json"
+    done
+    step gemm-profiles 120 python3 benchmarks/profile_kernels.py --out "$OUT/profiles" --only gemm_sm90_m256 gemm_sm90_m320
+    ;;
+  attention)
+    step attention-tests 300 "${PYTEST[@]}" tests/test_gpu_attention.py
+    step "attention-tuned-run$RUN" 240 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
+      --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-tuned-run$RUN.json"
+    ;;
+esac
+echo "== round done at $(( $(date +%s) - started )) s"
