@@ -16,9 +16,9 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no N
 
 #: M on both sides of each of tuned()'s bounds, and well inside the first and the last range.
 MS = sorted({1, 64, 4096} | {bound + side for bound, _ in BY_M if bound for side in (0, 1)})
-#: (N, K): a large decode-like pair, and K tails (520 = 8 K tiles of 64 + 8; 4104 = 64 x 64 + 8) with ragged N.
 #: An M in each of tuned()'s ranges (its bound, and twice the last bound for the open range).
 ONE_M_PER_RANGE = [bound or 2 * BY_M[-2][0] for bound, _ in BY_M]
+#: (N, K): a large decode-like pair, and K tails (520 = 8 K tiles of 64 + 8; 4104 = 64 x 64 + 8) with ragged N.
 NKS = [(8192, 8192), (1000, 520), (264, 4104)]
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 

@@ -38,7 +38,8 @@ SWAP_128x192: dict[str, Any] = {**PAIRS_128, "swap_ab": True, "tile_n": 192, "st
 #: quack's pick at M <= 256: a 128 x 128 ping-pong (a warpgroup a whole tile, in turns) with A and B swapped.
 SWAP_PINGPONG_128x128: dict[str, Any] = {**gemm_sm90.PINGPONG, "tile_n": 128, "stages": 6, "swap_ab": True}
 #: One block a tile, the C tile staged over the A/B ring once its K loop is done (``epilogue='aliased'``): at small M
-#: every pick runs one tile a block anyway (128 tiles for 132 SMs), and the C tile's SMEM buys the ring more stages.
+#: every pick runs one tile a block anyway (128 tiles for 132 SMs at N = 8192), and the C tile's SMEM buys the ring
+#: more stages.
 ONE_TILE: dict[str, Any] = {"persistent": False, "epilogue": "aliased"}
 #: Every design the sweep over M weighs, by name.
 CANDIDATES: dict[str, dict[str, Any]] = {
