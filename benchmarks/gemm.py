@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-cluster", default="1,1", help="the example's cluster shape M,N (default 1,1)")
     parser.add_argument("--variant", action="append", default=[],
                         help="also time gemm_sm90 with these params over --param, e.g. cluster_m=2 (NAME=VALUE,...), "
-                             "or a dispatch candidate by name (swap_64x64)")
+                             "or a dispatch candidate by name (swap_64x64); compiled with runtime M, N, K under "
+                             "--dynamic or --tuned")
     parser.add_argument("--peer", action="append", default=[], choices=["quack"],
                         help="also time this peer in the same rounds (quack: quack-kernels, installed locally)")
     parser.add_argument("--tuned", action="store_true",
@@ -255,7 +256,7 @@ def _time_variants(variants: dict[str, dict[str, Any]], params: dict[str, Any], 
         try:
             variant = gemm_sm90.design(**{**params, **extra})
             target = resolve(variant, shape, dtype)
-            if args.dynamic:  # as an exported package holds it
+            if args.dynamic or args.tuned:  # as an exported package holds it, and as --tuned's pick is compiled
                 target = dataclasses.replace(target, dynamic=True)
             row = _gemm_time(target, repeats=args.repeats, iterations=args.iterations, warmup=args.warmup,
                              baseline=None)

@@ -44,7 +44,7 @@ case $1 in
       set -- $candidates
       m=$1; shift
       variants=(); for name in "$@"; do variants+=(--variant "$name"); done
-      step "gemm-m$m-run$RUN" 80 python3 benchmarks/gemm.py --tuned --dynamic --no-package --dtypes fp16 bf16 \
+      step "gemm-m$m-run$RUN" 90 python3 benchmarks/gemm.py --tuned --no-package --dtypes fp16 bf16 \
         --repeats 5 --shapes "$m,8192,8192" "${variants[@]}" --json "$OUT/gemm-m$m-run$RUN.json"
     done
     step gemm-profiles 120 python3 benchmarks/profile_kernels.py --out "$OUT/profiles" --only gemm_sm90_m256 gemm_sm90_m320
