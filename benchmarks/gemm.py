@@ -11,7 +11,8 @@ tslab.
 
 ``--tuned`` times what ``tslab.gpu.export(gemm_sm90_dispatch.tuned(dtype), ...)`` writes instead of the default
 design: for each shape the design the dispatch picks by M, compiled with runtime M, N, K as the package holds it
-(interleaved with ``torch.mm`` and the peers, as the default design is without it).
+(interleaved with ``torch.mm`` and the peers, as the default design is without it); each ``--variant`` is then
+compiled with runtime M, N, K too and timed in rounds of its own.
 
 The exported package's own call (``package.run(a, b, c)``: what a model calls) is timed in the same rounds on
 the same workspaces: the package of ``--tuned``'s dispatch, or of the design, exported into a temporary folder
