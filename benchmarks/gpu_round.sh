@@ -53,6 +53,9 @@ case $1 in
     step attention-tests 300 "${PYTEST[@]}" tests/test_gpu_attention.py
     step "attention-tuned-run$RUN" 240 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
       --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-tuned-run$RUN.json"
+    step "attention-wide-tile-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
+      --causal no --peer fa4 --repeats 4 --variant tile_n=176,kv_stages=3 --shapes 4,4096,32 4,8192,32 1,16384,32 \
+      --json "$OUT/attention-wide-tile-run$RUN.json"
     ;;
 esac
 echo "== round done at $(( $(date +%s) - started )) s"
