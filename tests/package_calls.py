@@ -1,12 +1,28 @@
 """What the GPU tests hold every exported package's call to, whatever its kind: a CUDA graph captures it and
 replays it bit for bit, it launches on the caller's stream and on no other, and two threads calling it on two
-streams each get their own results."""
+streams each get their own results. And how a test imports an exported package: by its name, as a user does."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+
+@contextlib.contextmanager
+def imported(folder: Path) -> Iterator[ModuleType]:
+    """The package written to ``folder``, imported by its name with the folder's parent on ``sys.path`` while in
+    use."""
+    sys.path.insert(0, str(folder.parent))
+    try:
+        yield importlib.import_module(folder.name)
+    finally:
+        sys.path.remove(str(folder.parent))
 
 
 def graph_replay_equals_eager(call: Callable[[], Any], outputs: Sequence[Any]) -> bool:

@@ -4,12 +4,12 @@ each call uses before any GPU is needed."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
 
 import pytest
+from package_calls import imported
 
 from tslab.cli import main
 from tslab.gpu import device
@@ -28,11 +28,8 @@ def package(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def kernel(package):
-    sys.path.insert(0, str(package.parent))
-    try:
-        yield importlib.import_module(NAME)
-    finally:
-        sys.path.remove(str(package.parent))
+    with imported(package) as module:
+        yield module
 
 
 def test_the_command_says_each_rule_and_its_verdict(package):

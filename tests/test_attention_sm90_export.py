@@ -4,7 +4,6 @@ they need neither a GPU nor torch), and unsafe designs that leave nothing behind
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import re
@@ -13,6 +12,7 @@ import sys
 import textwrap
 
 import pytest
+from package_calls import imported
 
 from tslab.cli import main
 from tslab.gpu import device
@@ -37,11 +37,8 @@ def package(tmp_path_factory):
 @pytest.fixture(scope="module")
 def kernel(package):
     """The package imported in this process (it imports no tslab; without torch it registers no op)."""
-    sys.path.insert(0, str(package.parent))
-    try:
-        yield importlib.import_module(NAME)
-    finally:
-        sys.path.remove(str(package.parent))
+    with imported(package) as module:
+        yield module
 
 
 class Stand:

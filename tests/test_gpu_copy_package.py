@@ -3,10 +3,8 @@ bit for bit, refuse the rest by name, and work as torch custom ops inside ``torc
 
 from __future__ import annotations
 
-import importlib
-import sys
-
 import pytest
+from package_calls import imported
 
 from tslab.gpu import device
 
@@ -24,11 +22,8 @@ def package(request, tmp_path_factory):
     from tslab.kernels import kernel_module
 
     out = export(kernel_module(request.param).design(), tmp_path_factory.mktemp("exports") / f"{request.param}_pkg")
-    sys.path.insert(0, str(out.parent))
-    try:
-        yield request.param, importlib.import_module(out.name)
-    finally:
-        sys.path.remove(str(out.parent))
+    with imported(out) as module:
+        yield request.param, module
 
 
 def test_copies_every_shape_exactly(package):

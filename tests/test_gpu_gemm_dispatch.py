@@ -4,10 +4,8 @@ torch custom op too, inside ``torch.compile``."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-
 import pytest
+from package_calls import imported
 
 from tslab.gpu import device
 from tslab.kernels.gemm_sm90_dispatch import BY_M
@@ -30,11 +28,8 @@ def package(request, tmp_path_factory):
     from tslab.kernels.gemm_sm90_dispatch import tuned
 
     out = export(tuned(request.param), tmp_path_factory.mktemp("exports") / f"tslab_gemm_tuned_{request.param}")
-    sys.path.insert(0, str(out.parent))
-    try:
-        yield request.param, importlib.import_module(out.name)
-    finally:
-        sys.path.remove(str(out.parent))
+    with imported(out) as module:
+        yield request.param, module
 
 
 def _checked(a, b, c, dtype: str) -> None:

@@ -3,10 +3,8 @@ torch custom op inside ``torch.compile``."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-
 import pytest
+from package_calls import imported
 
 from tslab.gpu import device
 
@@ -22,11 +20,8 @@ def package(tmp_path_factory):
     from tslab.kernels import gemm_sm90
 
     out = export(gemm_sm90.design(), tmp_path_factory.mktemp("exports") / "tslab_gemm_pkg")
-    sys.path.insert(0, str(out.parent))
-    try:
-        yield importlib.import_module(out.name)
-    finally:
-        sys.path.remove(str(out.parent))
+    with imported(out) as module:
+        yield module
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
@@ -89,9 +84,7 @@ def test_decode_preset_exports_with_its_cluster(tmp_path):
     from tslab.kernels import gemm_sm90
 
     out = export(gemm_sm90.design(**gemm_sm90.DECODE), tmp_path / "tslab_gemm_decode")
-    sys.path.insert(0, str(out.parent))
-    try:
-        decode = importlib.import_module(out.name)
+    with imported(out) as decode:
         for m, n, k in SHAPES:
             a = torch.randn((m, k), device="cuda", dtype=torch.float16)
             b = torch.randn((n, k), device="cuda", dtype=torch.float16)
@@ -99,8 +92,6 @@ def test_decode_preset_exports_with_its_cluster(tmp_path):
             theirs = float((torch.mm(a, b.T).float() - ref).norm() / ref.norm())
             ours = float((decode.gemm(a, b).float() - ref).norm() / ref.norm())
             assert ours <= 2 * theirs + 2.0**-11, ((m, n, k), ours, theirs)
-    finally:
-        sys.path.remove(str(out.parent))
 
 
 def test_a_cuda_graph_replays_gemm_and_run_as_eager(package):
