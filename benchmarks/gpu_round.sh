@@ -2,7 +2,8 @@
 # One round of the GPU steps that benchmarks/NOTES.md lists as next ("Next GPU steps"), in that order, each under a
 # time cap so the round ends inside one device command, every log and JSON under $OUT (default: ./gpu-round).
 #
-#   bash benchmarks/gpu_round.sh gemm       # the GEMM candidates by M (#34-#35), their GPU test, the profiles
+#   bash benchmarks/gpu_round.sh gemm       # the GEMM candidates by M (#34-#35), their GPU test, the profiles,
+#                                           # the package on the four large problems beside torch.mm and quack
 #   bash benchmarks/gpu_round.sh attention  # the tuned attention package on every issue shape, the full GPU tests
 #   BUDGET=540 RUN=2 bash benchmarks/gpu_round.sh gemm
 #
@@ -48,6 +49,8 @@ case $1 in
         --repeats 5 --shapes "$m,8192,8192" "${variants[@]}" --json "$OUT/gemm-m$m-run$RUN.json"
     done
     step gemm-profiles 120 python3 benchmarks/profile_kernels.py --out "$OUT/profiles" --only gemm_sm90_m256 gemm_sm90_m320
+    step "gemm-large-run$RUN" 200 python3 benchmarks/gemm.py --tuned --peer quack --dtypes bf16 fp16 --repeats 5 \
+      --shapes 4096,4096,4096 8192,8192,8192 8192,28672,4096 16384,4096,14336 --json "$OUT/gemm-large-run$RUN.json"
     ;;
   attention)
     step attention-tests 300 "${PYTEST[@]}" tests/test_gpu_attention.py
