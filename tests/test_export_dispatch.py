@@ -198,3 +198,12 @@ def test_a_list_of_designs_is_refused_with_the_dispatch_to_pass_instead(tmp_path
     with pytest.raises(GpuError, match=r"design=None is a NoneType, .*; pass a tslab.Design"):
         export(None, tmp_path / "none_pkg")
     assert not list(tmp_path.iterdir())
+
+
+def test_progress_shows_a_bar_over_the_objects_as_they_compile(tmp_path, capsys):
+    two = Dispatch(((128, gemm_sm90.design(**gemm_sm90.DECODE)), (None, gemm_sm90.design())))
+    export(two, tmp_path / "quiet_pkg")
+    assert "object" not in capsys.readouterr().err  # the default: nothing on stderr (notebooks, logs, pipes)
+    export(two, tmp_path / "shown_pkg", progress=True)
+    err = capsys.readouterr().err
+    assert "export gemm_sm90" in err and "2/2" in err, err

@@ -190,6 +190,7 @@ def export_command(args: argparse.Namespace) -> int:
             launch=dict(args.launch),
             force=args.force,
             overwrite=args.force,
+            progress=sys.stderr.isatty(),  # a bar on a terminal; nothing in a pipe or a log
         )
     except UnsupportedArchError as exc:
         print(f"tslab export: {cli_message(exc)}", file=sys.stderr)

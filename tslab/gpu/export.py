@@ -65,6 +65,7 @@ def export(
     force: bool = False,
     overwrite: bool = False,
     timeout: float = 600.0,
+    progress: bool = False,
 ) -> Path:
     """Write the package ``path`` (its folder name is the import name); returns the folder.
 
@@ -74,7 +75,9 @@ def export(
     object, and a call picks one by its argument.
     ``shape``: None compiles with runtime extents, for every shape the kernel accepts; a shape exports for that one
     shape. ``sms`` sizes the persistent grid baked into the kernel (default: the arch's usual count). Nothing is
-    written unless every design passes its checks.
+    written unless every design passes its checks. ``progress``: a bar (notebook or terminal) over the objects as
+    they compile, where there are several (a dispatch, or one object per value of a variant); the CLI shows it on
+    a terminal.
     """
     _require_exportable(design, path)
     dispatch = design if isinstance(design, Dispatch) else None
@@ -114,15 +117,22 @@ def export(
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    bar = _progress_bar(len(checked), f"export {checked[0].target.kernel}", progress and len(checked) > 1)
     try:
-        jobs = [run_job("tslab.compiling.compile:export_job",
-                        {"target": c.target.to_dict(), "arch": arch, "sms": sms, "directory": str(out.resolve()),
-                         "prefix": prefix},
-                        timeout=timeout, what=f"export of '{c.target.kernel}' for {arch}")
-                for c, prefix in zip(checked, prefixes, strict=True)]
+        jobs = []
+        for c, prefix in zip(checked, prefixes, strict=True):
+            jobs.append(run_job("tslab.compiling.compile:export_job",
+                                {"target": c.target.to_dict(), "arch": arch, "sms": sms,
+                                 "directory": str(out.resolve()), "prefix": prefix},
+                                timeout=timeout, what=f"export of '{c.target.kernel}' for {arch}"))
+            if bar is not None:
+                bar.update()
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
+    finally:
+        if bar is not None:
+            bar.close()
     if dispatch is not None:
         _write_dispatch(out, dispatch, checked, jobs, prefixes, arch, sms)
     elif variants is not None:
@@ -130,6 +140,15 @@ def export(
     else:
         _write_single(out, checked[0], jobs[0], arch, sms)
     return out
+
+
+def _progress_bar(total: int, label: str, shown: bool) -> Any:
+    """A tqdm bar over ``total`` compiled objects (a notebook's or a terminal's), or None when not ``shown``."""
+    if not shown:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=label, unit="object", dynamic_ncols=True)
 
 
 def _require_exportable(design: Any, path: str | Path) -> None:
