@@ -26,7 +26,7 @@ from tslab import gpu
 from tslab.gpu.profiling import MAX_EVENTS_PER_WARP, profile_job
 from tslab.kernels import design
 from tslab.kernels.gemm_sm90 import PINGPONG
-from tslab.kernels.gemm_sm90_dispatch import CANDIDATES
+from tslab.kernels.gemm_sm90_dispatch import PINGPONG_128x128, SWAP_128x160
 
 WAITS = {"ConsumerWait", "ProducerAcquire"}
 #: (name, design, shape, dtype, stages marked (None: all))
@@ -44,9 +44,8 @@ RUNS: list[tuple[str, Any, tuple[int, ...], str, set[str] | None]] = [
     ("gemm_sm90_pingpong", lambda: design("gemm_sm90", **PINGPONG), (4096, 4096, 4096), "float16", None),
     # small M, one tile a block (128 blocks): the dispatch's picks at M = 256 and 320, where the gap to cuBLAS (the
     # same tiles, stages and clusters at 320) is inside the block (NOTES #34)
-    ("gemm_sm90_m256", lambda: design("gemm_sm90", **CANDIDATES["pingpong_128x128"]), (256, 8192, 8192), "float16",
-     None),
-    ("gemm_sm90_m320", lambda: design("gemm_sm90", **CANDIDATES["swap_128x160"]), (320, 8192, 8192), "float16", None),
+    ("gemm_sm90_m256", lambda: design("gemm_sm90", **PINGPONG_128x128), (256, 8192, 8192), "float16", None),
+    ("gemm_sm90_m320", lambda: design("gemm_sm90", **SWAP_128x160), (320, 8192, 8192), "float16", None),
     # attention: one 128-row Q tile of one (batch, head) per block, 32 K/V tiles (s = 4096); causal: the block traced
     # first holds the longest tile (tiles handed out longest first). Recorded with two K/V stages (the variant that
     # led on causal rows in one call; the default keeps four, see NOTES)

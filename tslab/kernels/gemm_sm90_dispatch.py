@@ -35,8 +35,12 @@ SWAP_64x256: dict[str, Any] = {**SWAP_64x64, "tile_n": 256, "stages": 4}
 SWAP_128x128: dict[str, Any] = {**PAIRS_128, "swap_ab": True}
 SWAP_128x160: dict[str, Any] = {**PAIRS_128, "swap_ab": True, "tile_n": 160}
 SWAP_128x192: dict[str, Any] = {**PAIRS_128, "swap_ab": True, "tile_n": 192, "stages": 4}
-#: quack's pick at M <= 256: a 128 x 128 ping-pong (a warpgroup a whole tile, in turns) with A and B swapped.
-SWAP_PINGPONG_128x128: dict[str, Any] = {**gemm_sm90.PINGPONG, "tile_n": 128, "stages": 6, "swap_ab": True}
+#: A 128 x 128 ping-pong (a warpgroup a whole tile, in turns), 6 stages: the pick at M = 256.
+PINGPONG_128x128: dict[str, Any] = {**gemm_sm90.PINGPONG, "tile_n": 128, "stages": 6}
+#: quack's pick at M <= 256: the 128 x 128 ping-pong with A and B swapped.
+SWAP_PINGPONG_128x128: dict[str, Any] = {**PINGPONG_128x128, "swap_ab": True}
+#: 128 x 192 tiles split between 2 warpgroups, 4 stages: the pick at M = 384.
+COOP_128x192: dict[str, Any] = {"tile_n": 192, "stages": 4}
 #: One block a tile, the C tile staged over the A/B ring once its K loop is done (``epilogue='aliased'``): at small M
 #: every pick runs one tile a block anyway (128 tiles for 132 SMs at N = 8192), and the C tile's SMEM buys the ring
 #: more stages.
@@ -46,28 +50,28 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "default": {}, "decode": gemm_sm90.DECODE, "pairs": PAIRS_128, "pingpong": gemm_sm90.PINGPONG,
     "pingpong_pairs": {**gemm_sm90.PINGPONG, "cluster_m": 2},
     "pingpong_128x160": {**gemm_sm90.PINGPONG, "tile_n": 160, "stages": 5},
-    "pingpong_128x128": {**gemm_sm90.PINGPONG, "tile_n": 128, "stages": 6},
-    "coop_128x192": {"tile_n": 192, "stages": 4},
+    "pingpong_128x128": PINGPONG_128x128,
+    "coop_128x192": COOP_128x192,
     "swap_64x64": SWAP_64x64, "swap_64x128": SWAP_64x128, "swap_64x160": SWAP_64x160, "swap_64x192": SWAP_64x192,
     "swap_64x256": SWAP_64x256, "swap_128x128": SWAP_128x128, "swap_128x160": SWAP_128x160,
     "swap_128x192": SWAP_128x192, "swap_pingpong_128x128": SWAP_PINGPONG_128x128,
     "warp_release": {"per_warp_release": True},
     # what cuBLAS runs where ours differs (benchmarks/NOTES.md #34): 13 stages at M = 64, a cluster at M = 256
     "swap_64x64_13": {**SWAP_64x64, "stages": 13},
-    "pingpong_128x128_pairs": {**gemm_sm90.PINGPONG, "tile_n": 128, "stages": 6, "cluster_m": 2},
+    "pingpong_128x128_pairs": {**PINGPONG_128x128, "cluster_m": 2},
     # the picks at M <= 384 as one tile a block, with as many stages as SMEM holds (NOTES #35)
     "swap_64x64_aliased": {**SWAP_64x64, **ONE_TILE, "stages": 14},
     "decode_aliased": {**gemm_sm90.DECODE, **ONE_TILE, "stages": 9},
     "swap_64x192_aliased": {**SWAP_64x192, **ONE_TILE, "stages": 7},
     "pairs_aliased": {**PAIRS_128, **ONE_TILE, "stages": 7},
     "swap_128x160_aliased": {**SWAP_128x160, **ONE_TILE, "stages": 6},
-    "coop_128x192_aliased": {"tile_n": 192, **ONE_TILE, "stages": 5},
+    "coop_128x192_aliased": {**COOP_128x192, **ONE_TILE, "stages": 5},
     "pingpong_warp_release": {**gemm_sm90.PINGPONG, "per_warp_release": True},
 }
 #: ``(max_m, params)`` in ascending max_m; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
 BY_M: tuple[tuple[int | None, dict[str, Any]], ...] = (
-    (64, SWAP_64x64), (128, gemm_sm90.DECODE), (192, SWAP_64x192), (256, CANDIDATES["pingpong_128x128"]),
-    (320, SWAP_128x160), (384, CANDIDATES["coop_128x192"]), (None, {}))
+    (64, SWAP_64x64), (128, gemm_sm90.DECODE), (192, SWAP_64x192), (256, PINGPONG_128x128),
+    (320, SWAP_128x160), (384, COOP_128x192), (None, {}))
 
 
 def tuned(dtype: str = "fp16") -> Dispatch:
