@@ -98,9 +98,11 @@ def test_the_schedule_editor_marks_the_steps_a_caution_names_and_only_for_the_de
         assert studio.schedule_editor.design.schedule(task) == _wait_for_v_before_the_turn(design, task)
     assert studio.wait(30)
     assert studio.schedule_editor.marked_steps == [("MmaTask0", "Loop", 1), ("MmaTask1", "Loop", 1)]
-    label = studio.schedule_editor._labels[("MmaTask0", "Loop", 1)][0].value
-    assert "tslab-step-caution" in label and "'multiply_qk' reads this wait&#x27;s stage only" not in label
-    assert "reads this wait&#x27;s stage only" in label and "smem_kv.ConsumerWait" in label
+    caution = studio.schedule_editor.step_caution("MmaTask0", "Loop", 1)
+    assert caution == "caution: 'multiply_qk' reads this wait's stage only, not the one loop step 0 waited for"
+    loop_steps = [text for section, text in studio.schedule_editor._task_columns["MmaTask0"].steps.texts()
+                  if section == "Loop"]
+    assert loop_steps[1] == "smem_kv.ConsumerWait"  # the wait the caution names
     editor, edited = studio.schedule_editor, studio.schedule_editor.design
     editor.load(attention_sm90.design())  # another design on show: the marks go with the verdict they came from
     assert editor.marked_steps == []

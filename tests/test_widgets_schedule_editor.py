@@ -24,16 +24,22 @@ def _walk(widget):
         yield from _walk(child)
 
 
-def _buttons(editor, task, tooltip):
-    column = next(c for c in editor._columns.children if task in c.children[0].value)
-    return [w for w in _walk(column) if isinstance(w, widgets.Button) and w.tooltip == tooltip]
+def _press(editor, task, action, row):
+    """Press ``action`` ("up", "down", "delete") on the ``row``-th step listed in ``task``'s column, as the front
+    end's button sends it."""
+    steps = editor._task_columns[task].steps
+    index = [step["index"] for section in steps.sections for step in section["steps"]][row]
+    steps._message(steps, {"kind": action, "index": index, "version": steps.version})
 
 
 def test_columns_show_each_task_grouped_by_section():
     editor = ScheduleEditor(design("tma_copy"))
     assert editor.design.schedule("StoreTask") == STORE
     assert len(editor._columns.children) == 2
-    assert len(_buttons(editor, "StoreTask", "delete")) == 5
+    assert editor._task_columns["StoreTask"].steps.texts() == [
+        ("Head", "smem_ring.ConsumerAuxWork(bind_read)"), ("Loop", "smem_ring.ConsumerWait"),
+        ("Loop", "smem_ring.ConsumerWork(read_tile)"), ("Loop", "gmem_out.ProducerWork(store)"),
+        ("Loop", "smem_ring.ConsumerRelease")]
 
 
 def test_move_across_a_section_border_rechecks():
@@ -46,13 +52,30 @@ def test_move_across_a_section_border_rechecks():
 
 def test_buttons_drive_the_same_edits():
     editor = ScheduleEditor(design("tma_copy"))
-    _buttons(editor, "StoreTask", "move down")[3].click()  # store -> after release
+    _press(editor, "StoreTask", "down", 3)  # store -> after release
     assert editor.design.schedule("StoreTask")[3:] == [STORE[4], STORE[3]]
-    _buttons(editor, "StoreTask", "move up")[1].click()  # first Loop step -> end of Head
+    _press(editor, "StoreTask", "up", 1)  # first Loop step -> end of Head
     assert editor.design.schedule("StoreTask")[1] == ("smem_ring", "ConsumerWait", "Head", None)
     assert editor.verdict.status != "SAFE"
-    _buttons(editor, "StoreTask", "delete")[0].click()
+    _press(editor, "StoreTask", "delete", 0)
     assert len(editor.design.schedule("StoreTask")) == 4
+    _press(editor, "StoreTask", "down", 3)  # the last step of the Tail: the front end draws it disabled
+    assert len(editor.design.schedule("StoreTask")) == 4 and editor.error is None
+
+
+def test_a_button_on_rows_an_edit_has_redrawn_changes_nothing_and_says_so():
+    """Two quick clicks: the second was drawn before the first's edit came back, so its step index may name
+    another step now. It is refused, not applied to whatever step holds that index."""
+    editor = ScheduleEditor(design("tma_copy"))
+    steps = editor._task_columns["StoreTask"].steps
+    drawn = steps.version
+    steps._message(steps, {"kind": "down", "index": 3, "version": drawn})
+    after = editor.design
+    steps._message(steps, {"kind": "delete", "index": 4, "version": drawn})
+    assert editor.design is after and "drawn before the last edit" in editor._message.value
+    steps._message(steps, {"kind": "nonsense", "index": 4, "version": steps.version})
+    steps._message(steps, {"kind": "delete", "index": 99, "version": steps.version})
+    assert editor.design is after
 
 
 def test_deleting_the_release_is_reported_and_undo_redo_restore():

@@ -50,6 +50,19 @@ def _drive(lab, page) -> None:
     # The schedules tab, opened: a column of step rows for each task (LoadTask, MmaTask, EpilogueTask).
     studio.locator(".tslab-studio-editors .lm-TabBar-tab", has_text="schedules").click()
     expect(studio.locator(".tslab-task-column")).to_have_count(3, timeout=30_000)
+    # Each task's steps are one widget: a row a step, its buttons acting on the design on show.
+    mma_steps = studio.locator(".tslab-task-column", has_text="MmaTask").locator(".tslab-steplist-row")
+    release_row = mma_steps.filter(has_text="smem_ab.ConsumerRelease").first
+    expect(release_row).to_be_visible()
+    release_row.locator(".tslab-steplist-up").click()
+    current = studio.locator(".tslab-history-current")
+    expect(current).to_contain_text("MmaTask: moved smem_ab.ConsumerRelease up", timeout=30_000)
+    moved = studio.locator(".tslab-task-column", has_text="MmaTask").locator(".tslab-steplist-up:focus")
+    expect(moved).to_have_count(1, timeout=30_000)  # the keyboard follows the step to its new row
+    assert "smem_ab.ConsumerRelease" in moved.locator("xpath=..").inner_text()
+    studio.locator(".tslab-history-undo").click()
+    expect(current).not_to_contain_text("MmaTask: moved", timeout=30_000)
+    expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
     studio.locator(".tslab-studio-editors .lm-TabBar-tab", has_text="pipelines").click()
 
     # The swimlane: head | loop | tail aligned across the lanes, each step with the item it refers to.

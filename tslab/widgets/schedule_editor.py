@@ -2,7 +2,8 @@
 
 Steps move up and down (across section borders), are deleted or inserted from the choices each resource
 offers (``Design.stage_choices``); every edit builds a new Design, and a rejected edit keeps the last valid
-one. The "code" tab shows each task's schedule as the ``@schedule`` function to paste.
+one. Each task's steps are one ``StepList`` widget, however many there are. The "code" tab shows each task's
+schedule as the ``@schedule`` function to paste.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as widgets
+from ipywidgets.widgets.widget_description import DescriptionStyle
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..core.design import Design
@@ -21,11 +23,9 @@ from ..core.verdict import Verdict
 from ..errors import DesignError, Issue
 from . import schedule_ops as ops
 from .editing import DesignHolder, SharedLooks
-from .history import describe_steps, step_text
+from .history import describe_steps
 from .schedule_code import schedule_code
-
-_BUTTON = {"width": "30px", "padding": "0", "flex": "0 0 30px"}
-_LABEL = {"flex": "1 1 auto", "min_width": "0", "width": "auto"}
+from .step_list import StepList
 
 
 class ScheduleEditor(DesignHolder, widgets.VBox):
@@ -39,7 +39,7 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         widgets.VBox.__init__(self)
         self._rows_wanted = not rows_when_shown
         self._hold(design, auto_check=auto_check)
-        self._row_looks = SharedLooks()  # every step row's buttons and label share their layouts and styles
+        self._looks = SharedLooks()  # the columns' inserters share their layouts and styles
         self.error: Issue | None = None
         self._undo: list[tuple[str, list[Step], list[Step], bool]] = []
         self._redo: list[tuple[str, list[Step], list[Step], bool]] = []
@@ -53,7 +53,6 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         if not self._rows_wanted:
             self._columns.children = [widgets.HTML('<i class="tslab-steps-later">the steps are drawn when this tab '
                                                    "is opened</i>")]
-        self._labels: dict[tuple[str, str, int], tuple[widgets.HTML, str]] = {}  # step -> its label and text
         self._cautions_of: Verdict | None = None  # the verdict whose cautions the steps show
         self._code = widgets.VBox()
         self._task_columns: dict[str, _TaskColumn] = {}  # made once per task, shown again after each edit
@@ -115,8 +114,10 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         self._cautions_of = verdict
         marked = caution_steps(verdict.schedule) if verdict is not None and verdict.shown_cautions and \
             verdict.design is self._design else {}
-        for key, (label, text) in self._labels.items():
-            label.value = _label_html(text, marked.get(key))
+        for task, column in self._task_columns.items():
+            if task in self._design.tasks():
+                column.show(self._design.schedule(task), {(section, position): caution for (named, section, position),
+                                                          caution in marked.items() if named == task})
 
     def show_rows(self) -> None:
         """Make and show the step rows now, if they were left for later (``rows_when_shown``)."""
@@ -128,13 +129,30 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
     def marked_steps(self) -> list[tuple[str, str, int]]:
         """``(task, section, position)`` of the steps marked with a caution now."""
         self.show_rows()
-        return [key for key, (label, _) in self._labels.items() if "tslab-step-caution" in label.value]
+        return [(task, section, position) for task in self._design.tasks()
+                for section, position, _ in self._task_columns[task].steps.marked()]
+
+    def step_caution(self, task: str, section: str, position: int) -> str | None:
+        """The caution shown on step ``position`` of ``section`` in ``task``'s column, or None."""
+        self.show_rows()
+        return next((caution for named, at, caution in self._task_columns[task].steps.marked()
+                     if (named, at) == (section, position)), None)
 
     def __repr__(self) -> str:
         status = f", {self.verdict.status}" if self.verdict is not None else ""
         return f"ScheduleEditor({self._design.kernel}: {', '.join(self._design.tasks())}{status})"
 
     # -- internals -----------------------------------------------------------------------------------
+    def _act(self, task: str, action: str, index: int, target: tuple[str, int] | None, current: bool) -> None:
+        """A step's button, pressed in the front end: move it up or down, or delete it."""
+        if not current:
+            self._message.value = ('<span class="tslab-stale">That button was on steps drawn before the last edit; '
+                                   "nothing changed: press it again on the steps shown now.</span>")
+        elif action == "delete":
+            self.delete(task, index)
+        elif target is not None:
+            self.move(task, index, *target)
+
     def _edit(self, task: str, change: Any, moved: int | None = None) -> bool:
         try:
             before = self._design.schedule(task)
@@ -200,20 +218,18 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         return self._info
 
     def _render(self) -> None:
-        """Show the design's schedules in the widgets already on the page: a row per step, re-pointed at the step in
-        its place; widgets are made only for steps and tasks beyond those shown before (an edit sends the few
-        values that changed, not a new page of widgets)."""
+        """Show the design's schedules in the widgets already on the page: a column per task (made the first time the
+        task is shown), its steps one ``StepList`` whose rows change with the design (an edit sends the lists that
+        changed, not a new page of widgets)."""
         self._undo_button.disabled = not self._undo
         self._redo_button.disabled = not self._redo
         if not self._rows_wanted:
             return
         tasks = self._design.tasks()
-        self._labels = {}
         for task in tasks:
             if task not in self._task_columns:
                 self._task_columns[task] = _TaskColumn(self, task)
                 self._task_code[task] = widgets.HTML()
-            self._labels.update(self._task_columns[task].show(self._design.schedule(task)))
             self._task_code[task].value = f'<pre class="tslab-code">{_esc(self.code(task))}</pre>'
         _set_children(self._columns, [self._task_columns[t] for t in tasks])
         _set_children(self._code, [self._task_code[t] for t in tasks])
@@ -226,91 +242,24 @@ def _set_children(box: widgets.Box, children: list[widgets.Widget]) -> None:
         box.children = children
 
 
-class _StepRow(widgets.HBox):
-    """One step's row: its label, move up, move down and delete; ``show`` points it at the step now in its place."""
-
-    def __init__(self, editor: ScheduleEditor) -> None:
-        looks = editor._row_looks
-        self.label = widgets.HTML(layout=looks.layout(**_LABEL), style=looks.style(HTMLStyle))
-        self.up, self.down, self.remove = (widgets.Button(icon=icon, tooltip=tip, layout=looks.layout(**_BUTTON),
-                                                          style=looks.style(widgets.ButtonStyle))
-                                           for icon, tip in (("arrow-up", "move up"), ("arrow-down", "move down"),
-                                                             ("times", "delete")))
-        self._task, self._index = "", 0
-        self._targets: dict[str, tuple[str, int] | None] = {"up": None, "down": None}
-        self.up.on_click(lambda _: self._move("up"))
-        self.down.on_click(lambda _: self._move("down"))
-        self.remove.on_click(lambda _: editor.delete(self._task, self._index))
-        self._editor = editor
-        super().__init__([self.label, self.up, self.down, self.remove], layout=widgets.Layout(align_items="center"))
-
-    @property
-    def shown(self) -> bool:
-        return self.layout.display != "none"
-
-    def show(self, task: str, index: int, up: tuple[str, int] | None, down: tuple[str, int] | None) -> None:
-        self._task, self._index, self._targets = task, index, {"up": up, "down": down}
-        self.up.disabled, self.down.disabled = up is None, down is None
-        self.layout.display = None
-
-    def hide(self) -> None:
-        self.layout.display = "none"
-
-    def _move(self, way: str) -> None:
-        target = self._targets[way]
-        if target is not None and self.shown:
-            self._editor.move(self._task, self._index, *target)
-
-
-class _Section(widgets.VBox):
-    """A section's heading and its step rows. Rows are only ever added, at the end: the rows past the section's
-    steps are hidden, not removed, so the page never takes a view out of a box while drawing it (quick successive
-    edits that removed and re-added rows left the widget manager posting to views it had disposed)."""
-
-    def __init__(self, editor: ScheduleEditor, section: str) -> None:
-        self._editor = editor
-        self.rows: list[_StepRow] = []
-        super().__init__([widgets.HTML(f'<i style="color:#57606a">{section}</i>')])
-
-    def show(self, count: int) -> list[_StepRow]:
-        """The first ``count`` rows, shown (made when the section never had that many), the rest hidden."""
-        while len(self.rows) < count:
-            self.rows.append(_StepRow(self._editor))
-        if len(self.children) != len(self.rows) + 1:
-            self.children = [self.children[0], *self.rows]
-        for row in self.rows[count:]:
-            row.hide()
-        return self.rows[:count]
-
-
 class _TaskColumn(widgets.VBox):
-    """One task's column: its name, each section's heading and step rows, and the controls that insert a step."""
+    """One task's column: its name, its steps (one ``StepList``), and the controls that insert a step."""
 
     def __init__(self, editor: ScheduleEditor, task: str) -> None:
         self._editor, self._task = editor, task
-        self._sections = {section: _Section(editor, section) for section in SECTIONS}
+        self.steps = StepList()
+        self.steps.on_action(lambda action, index, target, current: editor._act(task, action, index, target,
+                                                                                current))
         self._inserter = _Inserter(editor, task)
-        super().__init__([widgets.HTML(f'<b class="tslab-task">{_esc(task)}</b>'), *self._sections.values(),
-                          self._inserter],
+        super().__init__([widgets.HTML(f'<b class="tslab-task">{_esc(task)}</b>'), self.steps, self._inserter],
                          layout=widgets.Layout(border="1px solid #d0d7de", padding="4px", margin="2px",
                                                flex="1 1 320px", min_width="0"))
         self.add_class("tslab-task-column")
 
-    def show(self, steps: list[Step]) -> dict[tuple[str, str, int], tuple[widgets.HTML, str]]:
-        """Point the rows at ``steps``; each shown step's ``(task, section, position)`` -> its label and text."""
-        labels = {}
-        for s, section in enumerate(SECTIONS):
-            in_section = ops.section_steps(steps, section)
-            rows = self._sections[section].show(len(in_section))
-            for position, ((index, step), row) in enumerate(zip(in_section, rows, strict=True)):
-                up = (section, position - 1) if position > 0 else (SECTIONS[s - 1], 10**6) if s > 0 else None
-                down = ((section, position + 1) if position < len(in_section) - 1
-                        else (SECTIONS[s + 1], 0) if s < 2 else None)
-                row.show(self._task, index, up, down)
-                text = step_text(step) + (f" [{step[4]}]" if len(step) > 4 else "")
-                labels[(self._task, section, position)] = (row.label, text)
+    def show(self, steps: list[Step], cautions: dict[tuple[str, int], str]) -> None:
+        """List ``steps``, those at ``(section, position)`` in ``cautions`` marked; offer the inserts possible now."""
+        self.steps.show(steps, cautions)
         self._inserter.refresh()
-        return labels
 
 
 class _Inserter(widgets.VBox):
@@ -320,21 +269,27 @@ class _Inserter(widgets.VBox):
         self._editor, self._task = editor, task
         self._roles: dict[str, str | None] = {}
         self._pipelined: set[str] = set()
-        self.resource = widgets.Dropdown(layout=widgets.Layout(width="120px"))
-        self.stage = widgets.Dropdown(layout=widgets.Layout(width="160px"))
-        self.label = widgets.Dropdown(layout=widgets.Layout(width="120px"))
-        self.section = widgets.Dropdown(options=SECTIONS, value="Loop", layout=widgets.Layout(width="70px"))
-        add = widgets.Button(description="insert", icon="plus", layout=widgets.Layout(width="80px"))
+        looks = editor._looks  # every column's inserter shares its layouts and styles (each model is a comm)
+
+        def dropdown(width: str, **kwargs: Any) -> widgets.Dropdown:
+            return widgets.Dropdown(layout=looks.layout(width=width), style=looks.style(DescriptionStyle), **kwargs)
+
+        self.resource, self.stage, self.label = dropdown("120px"), dropdown("160px"), dropdown("120px")
+        self.section = dropdown("70px", options=SECTIONS, value="Loop")
+        add = widgets.Button(description="insert", icon="plus", layout=looks.layout(width="80px"),
+                             style=looks.style(widgets.ButtonStyle))
         self.resource.observe(lambda _: self._resource_changed(), "value")
         self.stage.observe(lambda _: self._stage_changed(), "value")
         add.on_click(lambda _: self._insert())
-        wrap = widgets.Layout(flex_flow="row wrap")
-        title = widgets.HTML(f'<span style="color:#57606a">insert a step into {_esc(task)}:</span>')
+        wrap = looks.layout(flex_flow="row wrap")
+        html_style = looks.style(HTMLStyle)
+        title = widgets.HTML(f'<span style="color:#57606a">insert a step into {_esc(task)}:</span>',
+                             layout=looks.layout(), style=html_style)
         super().__init__([title, widgets.HBox([self.resource, self.stage, self.label], layout=wrap),
-                          widgets.HBox([widgets.HTML("in section", layout=widgets.Layout(width="auto")),
-                                        self.section, add], layout=wrap)],
-                         layout=widgets.Layout(border_top="1px dashed #d0d7de", margin="8px 0 0 0",
-                                               padding="4px 0 0 0"))
+                          widgets.HBox([widgets.HTML("in section", layout=looks.layout(width="auto"),
+                                                     style=html_style), self.section, add], layout=wrap)],
+                         layout=looks.layout(border_top="1px dashed #d0d7de", margin="8px 0 0 0",
+                                             padding="4px 0 0 0"))
         self.add_class("tslab-step-inserter")
 
     def refresh(self) -> None:
@@ -404,14 +359,6 @@ def _labels(stage: str, choices: dict[str, list[str]]) -> list[str | None]:
     if not stage.endswith("Work"):
         return [None]
     return list(choices.get("producer_work" if stage.startswith("Producer") else "consumer_work", [])) or [None]
-
-
-def _label_html(text: str, caution: str | None) -> str:
-    """A step's label; amber, with the caution as its tooltip, where a caution names the step."""
-    if caution is None:
-        return f'<code style="font-size:11px;overflow-wrap:anywhere">{_esc(text)}</code>'
-    return (f'<code class="tslab-step-caution" title="{_esc(caution)}" style="font-size:11px;overflow-wrap:anywhere;'
-            f'background:#fff8c5;box-shadow:inset 3px 0 #d4a72c;padding-left:5px">{_esc(text)}</code>')
 
 
 def _esc(text: str) -> str:
