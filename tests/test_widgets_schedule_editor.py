@@ -73,6 +73,9 @@ def test_a_button_on_rows_an_edit_has_redrawn_changes_nothing_and_says_so():
     after = editor.design
     steps._message(steps, {"kind": "delete", "index": 4, "version": drawn})
     assert editor.design is after and "drawn before the last edit" in editor._message.value
+    marked = steps.version
+    steps.show(editor.design.schedule("StoreTask"), {("Loop", 0): "caution: a mark alone"})
+    assert steps.version == marked and steps.marked() == [("Loop", 0, "caution: a mark alone")]  # same steps
     steps._message(steps, {"kind": "nonsense", "index": 4, "version": steps.version})
     steps._message(steps, {"kind": "delete", "index": 99, "version": steps.version})
     assert editor.design is after

@@ -58,7 +58,8 @@ class StepList(anywidget.AnyWidget):
             sections.append({"name": section, "steps": rows})
         if sections != self.sections:
             with self.hold_sync():
-                self.version += 1
+                if _steps_of(sections) != _steps_of(self.sections):  # a caution alone leaves each index its step
+                    self.version += 1
                 self.sections = sections
 
     def marked(self) -> list[tuple[str, int, str]]:
@@ -86,3 +87,9 @@ class StepList(anywidget.AnyWidget):
             return  # the front end draws that button disabled
         for handler in self._handlers:
             handler(action, index, target, current)
+
+
+def _steps_of(sections: list[dict[str, Any]]) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """What a click's step index refers to: each section's steps, their text and moves, without the cautions."""
+    return [(section["name"], [(row["index"], row["text"], row["up"], row["down"]) for row in section["steps"]])
+            for section in sections]
