@@ -60,9 +60,14 @@ def _drive(lab, page) -> None:
     moved = studio.locator(".tslab-task-column", has_text="MmaTask").locator(".tslab-steplist-up:focus")
     expect(moved).to_have_count(1, timeout=30_000)  # the keyboard follows the step to its new row
     assert "smem_ab.ConsumerRelease" in moved.locator("xpath=..").inner_text()
+    lane_release = studio.locator('.tslab-widget-swimlane .tslab-lane[data-task="MmaTask"] '
+                                  '.tslab-step[data-section="loop"][data-counter="release"]')
+    expect(lane_release).to_have_attribute("data-index", "2", timeout=30_000)  # the lanes follow the edit
     studio.locator(".tslab-history-undo").click()
     expect(current).not_to_contain_text("MmaTask: moved", timeout=30_000)
     expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)
+    # The lanes show the undone design again (a move sent from lanes drawn before that is refused as stale).
+    expect(lane_release).to_have_attribute("data-index", "3", timeout=30_000)
     studio.locator(".tslab-studio-editors .lm-TabBar-tab", has_text="pipelines").click()
 
     # The swimlane: head | loop | tail aligned across the lanes, each step with the item it refers to.
