@@ -66,6 +66,8 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "pairs_aliased": {**PAIRS_128, **ONE_TILE, "stages": 7},
     "swap_128x160_aliased": {**SWAP_128x160, **ONE_TILE, "stages": 6},
     "coop_128x192_aliased": {**COOP_128x192, **ONE_TILE, "stages": 5},
+    # cuBLAS's kernel at M = 384 (`128x192_64x5_2x1`, column-major: 192 along our M): swapped, pairs, 5 stages
+    "swap_128x192_aliased": {**SWAP_128x192, **ONE_TILE, "stages": 5},
     "pingpong_warp_release": {**gemm_sm90.PINGPONG, "per_warp_release": True},
 }
 #: ``(max_m, params)`` in ascending max_m; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
