@@ -135,7 +135,8 @@ def test_insert_controls_offer_choices_and_insert_at_the_end_of_the_section():
     column = next(c for c in editor._columns.children if "StoreTask" in c.children[0].value)
     dropdowns = [w for w in _walk(column) if isinstance(w, widgets.Dropdown)]
     resource, stage, label, section = dropdowns
-    assert resource.value == "smem_ring" and stage.value == "ConsumerTryWait" and label.value is None
+    assert resource.value == "smem_ring" and stage.value == "ConsumerTryWait"
+    assert label.options == (("no label", ""),) and label.disabled  # shown as such, not as an empty box
     assert not any(v.startswith("Producer") for _, v in stage.options)  # StoreTask consumes the ring
     stage.value = "ConsumerWork"
     assert [v for _, v in label.options] == ["bind_read", "read_tile"] and label.value == "bind_read"
@@ -144,6 +145,11 @@ def test_insert_controls_offer_choices_and_insert_at_the_end_of_the_section():
     [add] = [w for w in _walk(column) if isinstance(w, widgets.Button) and w.description == "insert"]
     add.click()
     assert editor.design.schedule("StoreTask")[-1] == ("smem_ring", "ConsumerWork", "Tail", "read_tile")
+    assert not label.disabled
+    stage.value = "ConsumerRelease"  # a pipeline op: no label, and the step inserted carries None
+    assert label.disabled and label.value == ""
+    add.click()
+    assert editor.design.schedule("StoreTask")[-1] == ("smem_ring", "ConsumerRelease", "Tail", None)
 
 
 GUARDED = [("ring", "ConsumerWait", "Loop", None), ("ring", "ConsumerWork", "Loop", "read"),

@@ -316,7 +316,7 @@ class _Inserter(widgets.VBox):
 
     def _insert(self) -> None:
         if self.resource.value and self.stage.value:
-            step = make_step(self.resource.value, self.stage.value, self.section.value, self.label.value)
+            step = make_step(self.resource.value, self.stage.value, self.section.value, self.label.value or None)
             self._editor._edit(self._task, lambda steps: ops.insert_in_section(steps, step, 10**6))
 
 
@@ -349,10 +349,16 @@ def offered_stages(choices: dict[str, list[str]], pipelined: bool, role: str | N
     return out
 
 
+#: The value of the label choice "no label": a Dropdown shows an option whose value is None as no selection at all.
+NO_LABEL = ""
+
+
 def _offer(dropdown: widgets.Dropdown, options: list[Any]) -> None:
-    """New options with the first one selected (a Dropdown otherwise keeps no selection)."""
-    dropdown.options = [(str(o) if o is not None else "-", o) for o in options]
-    dropdown.value = options[0] if options else None
+    """New options with the first one selected (a Dropdown otherwise keeps no selection); a lone ``None`` (a stage
+    that takes no label) shows as "no label", greyed out."""
+    dropdown.options = [("no label", NO_LABEL) if o is None else (str(o), o) for o in options]
+    dropdown.value = dropdown.options[0][1] if options else None
+    dropdown.disabled = options == [None]
 
 
 def _labels(stage: str, choices: dict[str, list[str]]) -> list[str | None]:
