@@ -43,6 +43,7 @@ describe("the schedule editor's step list", () => {
     expect(rows[0].querySelector<HTMLButtonElement>('.tslab-steplist-up')!.disabled).toBe(true);
     expect(rows[0].querySelector<HTMLButtonElement>('.tslab-steplist-down')!.disabled).toBe(false);
     expect(rows[2].querySelector<HTMLButtonElement>('.tslab-steplist-delete')!.getAttribute('aria-label')).toBe('delete: smem_ring.ConsumerRelease');
+    expect(rows[2].querySelector<HTMLButtonElement>('.tslab-steplist-up')!.getAttribute('aria-label')).toBe('move up: smem_ring.ConsumerRelease');
   });
 
   it("sends each button's action with the step's index and the rows' version; the focus follows the step", () => {
@@ -63,6 +64,12 @@ describe("the schedule editor's step list", () => {
     expect(document.activeElement).toBe(button(1, 'up'));  // the same step, one place up, its own button
     button(2, 'delete').click();
     expect(m.sent[1]).toEqual({ kind: 'delete', index: 2, version: 4 });
+    // the keyboard: Alt+Down on a focused step's row moves it; Alt+Up on the first step of Head moves nothing
+    const key = (target: HTMLElement, key: string) => target.dispatchEvent(new KeyboardEvent('keydown', { key, altKey: true, bubbles: true, cancelable: true }));
+    expect(key(button(0, 'delete'), 'ArrowDown')).toBe(false); // taken: not the notebook's
+    expect(m.sent[2]).toEqual({ kind: 'down', index: 0, version: 4 });
+    key(button(0, 'down'), 'ArrowUp');
+    expect(m.sent.length).toBe(3);
     dispose();
     m.set('sections', SECTIONS);  // no longer drawn here
     expect(el.querySelectorAll('.tslab-steplist-row').length).toBe(2 + 1);

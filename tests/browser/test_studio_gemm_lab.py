@@ -63,6 +63,12 @@ def _drive(lab, page) -> None:
     lane_release = studio.locator('.tslab-widget-swimlane .tslab-lane[data-task="MmaTask"] '
                                   '.tslab-step[data-section="loop"][data-counter="release"]')
     expect(lane_release).to_have_attribute("data-index", "2", timeout=30_000)  # the lanes follow the edit
+    page.keyboard.press("Alt+ArrowDown")  # the keyboard, still on the step: back down
+    expect(current).to_contain_text("MmaTask: moved smem_ab.ConsumerRelease down", timeout=30_000)
+    expect(lane_release).to_have_attribute("data-index", "3", timeout=30_000)
+    studio.locator(".tslab-history-undo").click()
+    expect(current).to_contain_text("MmaTask: moved smem_ab.ConsumerRelease up", timeout=30_000)
+    expect(lane_release).to_have_attribute("data-index", "2", timeout=30_000)
     studio.locator(".tslab-history-undo").click()
     expect(current).not_to_contain_text("MmaTask: moved", timeout=30_000)
     expect(badge).to_have_attribute("data-status", "SAFE", timeout=30_000)

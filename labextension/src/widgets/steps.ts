@@ -32,10 +32,18 @@ export interface StepListModel {
 type Action = 'up' | 'down' | 'delete';
 
 const BUTTONS: [Action, string, string][] = [
-  ['up', '\u2191', 'move up'],
-  ['down', '\u2193', 'move down'],
+  ['up', '\u2191', 'move up (Alt+Up)'],
+  ['down', '\u2193', 'move down (Alt+Down)'],
   ['delete', '\u00d7', 'delete']
 ];
+
+/** The move a key asks of the step whose row has the keyboard: Alt+Up and Alt+Down, as Alt+Left/Right in the lanes. */
+export function moveKey(event: KeyboardEvent): 'up' | 'down' | null {
+  if (!event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) {
+    return null;
+  }
+  return event.key === 'ArrowUp' ? 'up' : event.key === 'ArrowDown' ? 'down' : null;
+}
 
 /** Where the keyboard goes after an action: the same button on the step where it now is (moved one place up or
  * down, across a section border at the ends), or the row that took a deleted step's place. */
@@ -61,12 +69,24 @@ export function createStepList(sections: StepSection[], act?: (action: Action, i
           text.setAttribute('title', step.caution);
         }
         const buttons = BUTTONS.map(([action, glyph, tip]) => {
-          const button = h('button', { type: 'button', class: `tslab-steplist-${action}`, title: tip, 'aria-label': `${tip}: ${step.text}` }, glyph) as HTMLButtonElement;
+          const button = h('button', { type: 'button', class: `tslab-steplist-${action}`, title: tip, 'aria-label': `${tip.replace(/ \(.*\)$/, '')}: ${step.text}` }, glyph) as HTMLButtonElement;
           button.disabled = !act || (action === 'up' && !step.up) || (action === 'down' && !step.down);
           button.addEventListener('click', () => act?.(action, step.index, [s, position]));
           return button;
         });
-        return h('div', { class: 'tslab-steplist-row', 'data-index': step.index }, text, ...buttons);
+        const row = h('div', { class: 'tslab-steplist-row', 'data-index': step.index }, text, ...buttons);
+        row.addEventListener('keydown', event => {
+          const action = moveKey(event);
+          if (!action) {
+            return;
+          }
+          event.preventDefault();
+          event.stopPropagation(); // the notebook's own arrow keys stay out of it
+          if (act && step[action]) {
+            act(action, step.index, [s, position]);
+          }
+        });
+        return row;
       })
     )
   );
