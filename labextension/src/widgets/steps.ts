@@ -31,10 +31,11 @@ export interface StepListModel {
 
 type Action = 'up' | 'down' | 'delete';
 
-const BUTTONS: [Action, string, string][] = [
-  ['up', '\u2191', 'move up (Alt+Up)'],
-  ['down', '\u2193', 'move down (Alt+Down)'],
-  ['delete', '\u00d7', 'delete']
+/** Each button: its action, glyph, what it does (its accessible name) and the tooltip that adds its key. */
+const BUTTONS: [Action, string, string, string][] = [
+  ['up', '\u2191', 'move up', 'move up (Alt+Up)'],
+  ['down', '\u2193', 'move down', 'move down (Alt+Down)'],
+  ['delete', '\u00d7', 'delete', 'delete']
 ];
 
 /** The move a key asks of the step whose row has the keyboard: Alt+Up and Alt+Down, as Alt+Left/Right in the lanes. */
@@ -68,8 +69,8 @@ export function createStepList(sections: StepSection[], act?: (action: Action, i
         if (step.caution) {
           text.setAttribute('title', step.caution);
         }
-        const buttons = BUTTONS.map(([action, glyph, tip]) => {
-          const button = h('button', { type: 'button', class: `tslab-steplist-${action}`, title: tip, 'aria-label': `${tip.replace(/ \(.*\)$/, '')}: ${step.text}` }, glyph) as HTMLButtonElement;
+        const buttons = BUTTONS.map(([action, glyph, name, tip]) => {
+          const button = h('button', { type: 'button', class: `tslab-steplist-${action}`, title: tip, 'aria-label': `${name}: ${step.text}` }, glyph) as HTMLButtonElement;
           button.disabled = !act || (action === 'up' && !step.up) || (action === 'down' && !step.down);
           button.addEventListener('click', () => act?.(action, step.index, [s, position]));
           return button;
