@@ -40,6 +40,8 @@ step() {
 
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
 PYTEST=(python3 -m pytest -m gpu -p no:cacheprovider -o addopts="" -q)
+# the GPU tests spend most of their time compiling: eight at once on the machine's cores (one GPU serves them all)
+python3 -c "import xdist" 2>/dev/null && PYTEST+=(-n 8)
 case $1 in
   gemm)
     step gemm-one-tile-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm.py -k one_tile
