@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from package_calls import imported
 
 import tslab
 import tslab.gpu as gpu
@@ -175,25 +176,18 @@ def test_no_process_is_left_behind():
 def test_its_package_takes_torch_tensors_through_the_tvm_ffi(row_copy, tmp_path):
     """``tslab export`` of a captured kernel: compiled with the TVM FFI (its host function takes tensors only), the
     package's function takes torch tensors, copies exactly, and a shape its compile did not take is refused."""
-    import importlib
-    import sys
-
     import torch
 
     from tslab.compiling.captured_export import export_captured
 
     export_captured(row_copy, tmp_path / "row_copy_ffi_pkg")
-    sys.path.insert(0, str(tmp_path))
-    try:
-        pkg = importlib.import_module("row_copy_ffi_pkg")
-    finally:
-        sys.path.remove(str(tmp_path))
-    assert pkg.CALL["abi"] == "tvm-ffi" and pkg.load() is pkg.load()
-    src = torch.randn(ROWS, COLS, device="cuda", dtype=torch.float16)
-    dst = torch.zeros_like(src)
-    pkg.run(src, dst)
-    torch.cuda.synchronize()
-    assert torch.equal(src, dst)
-    with pytest.raises(pkg.ExportedInputError, match=r"^row_copy_ffi_pkg.run: the compiled kernel refused its "
-                                                     r"arguments \(.*\); it takes the host function's arguments"):
-        pkg.run(src[:, : COLS // 2].contiguous(), dst)
+    with imported(tmp_path / "row_copy_ffi_pkg") as pkg:
+        assert pkg.CALL["abi"] == "tvm-ffi" and pkg.load() is pkg.load()
+        src = torch.randn(ROWS, COLS, device="cuda", dtype=torch.float16)
+        dst = torch.zeros_like(src)
+        pkg.run(src, dst)
+        torch.cuda.synchronize()
+        assert torch.equal(src, dst)
+        with pytest.raises(pkg.ExportedInputError, match=r"^row_copy_ffi_pkg.run: the compiled kernel refused its "
+                                                         r"arguments \(.*\); it takes the host function's arguments"):
+            pkg.run(src[:, : COLS // 2].contiguous(), dst)
