@@ -3,7 +3,8 @@
 # time cap so the round ends inside one device command, every log and JSON under $OUT (default: ./gpu-round).
 #
 #   bash benchmarks/gpu_round.sh gemm       # the GEMM candidates by M (#34-#35), their GPU test, the profiles,
-#                                           # the package on the four large problems beside torch.mm and quack
+#                                           # the package on the four large problems beside torch.mm and quack,
+#                                           # with the sub-tiled epilogue's fourth stage (#37) beside its pick
 #   bash benchmarks/gpu_round.sh attention  # the tuned attention package on every issue shape, the full GPU tests
 #   BUDGET=540 RUN=2 bash benchmarks/gpu_round.sh gemm
 #   bash benchmarks/gpu_round.sh gemm large # only the steps whose name holds "large" (a round that did not fit one call)
@@ -44,7 +45,7 @@ PYTEST=(python3 -m pytest -m gpu -p no:cacheprovider -o addopts="" -q)
 python3 -c "import xdist" 2>/dev/null && PYTEST+=(-n 8)
 case $1 in
   gemm)
-    step gemm-one-tile-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm.py -k one_tile
+    step gemm-one-tile-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm.py -k "one_tile or subtiled"
     for candidates in "64 swap_64x64_aliased swap_64x64_13" "128 decode_aliased" "192 swap_64x192_aliased" \
                       "256 pairs_aliased pingpong_128x128_pairs" "320 swap_128x160_aliased" "384 coop_128x192_aliased swap_128x192_aliased"; do
       set -- $candidates
@@ -54,8 +55,9 @@ case $1 in
         --repeats 5 --shapes "$m,8192,8192" "${variants[@]}" --json "$OUT/gemm-m$m-run$RUN.json"
     done
     step gemm-profiles 120 python3 benchmarks/profile_kernels.py --out "$OUT/profiles" --only gemm_sm90_m256 gemm_sm90_m320
-    step "gemm-large-run$RUN" 200 python3 benchmarks/gemm.py --tuned --peer quack --dtypes bf16 fp16 --repeats 5 \
-      --shapes 4096,4096,4096 8192,8192,8192 8192,28672,4096 16384,4096,14336 --json "$OUT/gemm-large-run$RUN.json"
+    step "gemm-large-run$RUN" 240 python3 benchmarks/gemm.py --tuned --peer quack --dtypes bf16 fp16 --repeats 5 \
+      --variant subtiles --variant subtiles_pairs --shapes 4096,4096,4096 8192,8192,8192 8192,28672,4096 16384,4096,14336 \
+      --json "$OUT/gemm-large-run$RUN.json"
     ;;
   attention)
     step attention-tests 300 "${PYTEST[@]}" tests/test_gpu_attention.py

@@ -43,6 +43,46 @@ def test_per_warp_release_alone_counts_one_lane_per_mma_warp(params):
     assert ring["consumer_group"]["size"] == 8 and ring.get("cta_layout_vmnk") in (None, [1, 1, 1, 1])
 
 
+def test_subtiled_epilogue_buys_the_default_a_fourth_stage():
+    """``epilogue='subtiles'``: C staged in a ring of two groups of two 128 x 32 sub-tiles (32 KB, the whole tile
+    was 64 KB), so the 128 x 256 default takes four A/B stages; five do not fit."""
+    d = gemm_sm90.design(epilogue="subtiles", stages=4)
+    v = tslab.check(d)
+    assert v.status == "SAFE" and v.smem_total == 4 * (128 + 256) * 64 * 2 + 2 * 2 * 128 * 32 * 2
+    assert gemm_sm90.epilogue_groups(d.params) == (4, 2)
+    assert d.pipelines()["smem_epi"]["num_stages"] == gemm_sm90.EPILOGUE_RING
+    assert tslab.check(gemm_sm90.design(epilogue="subtiles", stages=5)).status == "CAPACITY"
+
+
+def test_subtiled_epilogue_stages_each_group_in_the_mma_tail_and_stores_it_in_the_loop():
+    """A TS task has one loop (the MMA task's is the K loop), so its tail stages the groups one after another, each
+    step naming its group at compile time; the store task's loop stores one group a trip, from the stage it read."""
+    tasks = {t.name: t for t in gemm_sm90.build(epilogue="subtiles", stages=4).tasks}
+    tail = [(res.name, stage.name) for res, stage, *_ in tasks["MmaTask"].tail_schedule_list if res.name == "smem_epi"]
+    assert tail == [("smem_epi", "ProducerAcquire"), ("smem_epi", "ProducerWork"), ("smem_epi", "ProducerCommit")] * 4
+    assert sorted(kwargs["group"] for kwargs in tasks["MmaTask"].constexpr_work_kwargs.values()) == [0, 1, 2, 3]
+    store = tasks["EpilogueTask"]
+    assert (store.domain_start, store.domain) == (0, 4)
+    assert tslab.check(gemm_sm90.design(epilogue="subtiles", stages=4), strategy="ts").status == "SAFE"
+
+
+@pytest.mark.parametrize("params", [{}, gemm_sm90.PINGPONG, gemm_sm90.DECODE, {"tile_n": 160},
+                                    {"swap_ab": True, "tile_n": 64, "mma_warpgroups": 1}])
+def test_the_sub_tile_the_resources_count_is_cutes_default(params):
+    """The launch passes ``epilogue_subtile`` to CuTe as an override; it is CuTe's own default for 16-bit C, so the
+    kernels whose C tile is staged whole store the same sub-tiles as before."""
+    import cutlass
+    import cutlass.utils.hopper_helpers as sm90
+    from cutlass._mlir import ir
+
+    p = {**gemm_sm90.PARAMS, **params}
+    cooperative = p["mma_warpgroups"] == 2 and p["schedule"] != "pingpong"
+    tile = (p["tile_m"], p["tile_n"], p["tile_k"])
+    with ir.Context(), ir.Location.unknown():  # CuTe's helper sizes the tile with MLIR ops
+        cutes = sm90.compute_tile_shape_or_override(tile, cutlass.Float16, cooperative)
+    assert gemm_sm90.epilogue_subtile(p) == tuple(cutes)
+
+
 def test_decode_preset_fits_and_is_safe():
     v = tslab.check(gemm_sm90.design(**gemm_sm90.DECODE))
     assert v.status == "SAFE" and v.smem_total == 8 * (64 + 128) * 64 * 2 + 64 * 128 * 2

@@ -140,6 +140,26 @@ def test_one_tile_candidates_serve_every_shape(name, dtype):
     _check_runtime_shapes(gemm_sm90.design(dtype=dtype, **dispatch.CANDIDATES[name]), SWAP_SHAPES)
 
 
+#: C staged in a ring of sub-tile groups (``epilogue='subtiles'``): the default's 128 x 256 with a fourth stage,
+#: swapped (M-major sub-tiles), an odd count of sub-tiles (one a group), one warpgroup's 64-row sub-tiles, one tile
+#: a block, clusters of two.
+SUBTILE_VARIANTS = [
+    dispatch.CANDIDATES["subtiles"],
+    {**dispatch.SWAP_128x128, "epilogue": "subtiles", "stages": 6},
+    {"tile_n": 160, "stages": 4, "epilogue": "subtiles"},
+    {"tile_n": 128, "mma_warpgroups": 1, "stages": 6, "epilogue": "subtiles", "raster": "row"},
+    {"persistent": False, "epilogue": "subtiles", "stages": 4, "cluster_m": 2},
+]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("params", SUBTILE_VARIANTS, ids=lambda p: "-".join(str(p.get(k, "")) for k in SWAP_KEYS))
+def test_subtiled_epilogue_serves_every_shape(params, dtype):
+    """Each group of C sub-tiles staged into its ring stage and stored from it to its place in C, runtime M, N, K:
+    correct and every element written on 20 shapes (M = 1, edges, K tails, fewer tiles than SMs)."""
+    _check_runtime_shapes(gemm_sm90.design(dtype=dtype, **params), SWAP_SHAPES)
+
+
 def test_swapped_static_compile_matches_fp32_reference():
     out = _gemm_run(resolve(gemm_sm90.design(**dispatch.SWAP_64x256), (256, 8192, 8192)), seed=5)
     assert out["unwritten"] == 0 and out["rel_error"] <= tolerance(out, out["dtype"]), out

@@ -27,7 +27,9 @@ Resources:
     SmemEpilogue the C tile staged for the TMA store, allocation ``epi_buf`` (AsyncAsync, 1 stage); with
                  ``epilogue='aliased'`` it shares bytes with ``a_buf``/``b_buf`` through an alias group (the
                  A/B stages are dead once the MMA task has released its last stage), with ``'dedicated'`` it
-                 has its own bytes
+                 has its own bytes; with ``'subtiles'`` it is a ring of ``EPILOGUE_RING`` stages of a group of
+                 sub-tiles each: the MMA task's tail stages the groups one by one (``stage_group(group=g)``),
+                 the store task's loop stores one a trip, and the A/B ring gets the bytes the whole tile took
     GmemC        the output matrix (producer work ``tma_store``)
     WorkQueue    (persistent only) TS's static persistent tile scheduler, in plain order; ``raster='grouped'``
                  re-orders the tiles it hands out into groups of ``RASTER_GROUP`` rows of tiles for L2 reuse
@@ -104,7 +106,13 @@ MMA_WARPGROUPS = (1, 2)
 TILE_N = tuple(range(64, 257, 32))
 #: Blocks per cluster along M: a pair of blocks computes two M-adjacent tiles and multicasts each B tile to both.
 CLUSTERS = (1, 2)
-EPILOGUES = ("aliased", "dedicated")
+#: How the C tile is staged for its TMA store: over the A/B ring (``aliased``, one tile a block), in bytes of its own
+#: (``dedicated``: the whole tile), or in a ring of ``EPILOGUE_RING`` groups of sub-tiles (``subtiles``: the MMA
+#: warpgroups stage a group while the store warp stores the one before, so the C tile's SMEM is a fraction of the
+#: whole tile's and the A/B ring can take another stage, as CUTLASS's and quack's epilogues do).
+EPILOGUES = ("aliased", "dedicated", "subtiles")
+#: Stages of the ``subtiles`` epilogue's ring, each a group of ``epilogue_groups(params)[1]`` sub-tiles.
+EPILOGUE_RING = 2
 #: How the MMA warpgroups share the work: ``cooperative`` splits each tile's rows between them; ``pingpong`` gives
 #: each warpgroup whole tiles in turns, so one's epilogue overlaps the other's mainloop.
 MMA_SCHEDULES = ("cooperative", "pingpong")
@@ -114,6 +122,24 @@ MAX_ACC_REGISTERS = {"cooperative": 128, "pingpong": 192}
 #: Ping-pong's register split (setmaxnreg, per thread): the MMA warpgroups take what the warpgroup of the load and
 #: epilogue warps gives up; 2 x 128 x 232 + 128 x 40 = 64,512 of the SM's 65,536.
 PINGPONG_REGISTERS = {"mma": 232, "other": 40}
+
+
+def epilogue_subtile(params: dict[str, Any]) -> tuple[int, int]:
+    """Rows and columns of C one TMA store writes (CuTe's Hopper default for 16-bit C): 128 x 32 when two
+    cooperative warpgroups split the tile's rows, else 64 x 32 (never more than the tile)."""
+    cooperative = params["mma_warpgroups"] == 2 and params["schedule"] != "pingpong"
+    return (min(128 if cooperative else 64, params["tile_m"]), min(32, params["tile_n"]))
+
+
+def epilogue_groups(params: dict[str, Any]) -> tuple[int, int]:
+    """How the C tile is staged: (groups, sub-tiles per group). One group of every sub-tile, except with
+    ``epilogue='subtiles'``: groups of two sub-tiles (one where the count is odd), one ring stage each."""
+    rows, cols = epilogue_subtile(params)
+    subtiles = (params["tile_m"] // rows) * (params["tile_n"] // cols)
+    if params["epilogue"] != "subtiles":
+        return 1, subtiles
+    per_group = 2 if subtiles % 2 == 0 else 1
+    return subtiles // per_group, per_group
 
 
 def epilogue_warps(params: dict[str, Any]) -> int:
@@ -300,14 +326,16 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
                      geo=geo, tma_atom_a=gpu.get("tma_atom_a"), tma_atom_b=gpu.get("tma_atom_b"), mA=gpu.get("mA"),
                      mB=gpu.get("mB"), tiled_mma=gpu.get("tiled_mma"), work_queue=wq,
                      pipeline_config=_ab_pipeline(p, nbytes, mma_threads))
+    groups, per_group = epilogue_groups(p)
     smem_epi = SmemEpilogue(name="smem_epi", tile_m=p["tile_m"], tile_n=p["tile_n"], element_bytes=nbytes,
                             mma_threads=mma_threads, aliased=p["epilogue"] == "aliased", ab=smem_ab,
+                            subtile=epilogue_subtile(p), groups=groups, per_group=per_group,
                             pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
-                                num_stages=1, producer_group=_threads(mma_threads),
+                                num_stages=EPILOGUE_RING if groups > 1 else 1, producer_group=_threads(mma_threads),
                                 consumer_group=_threads(32 * epilogue_warps(p)), cta_layout_vmnk=None))
     gmem_c = GmemC(name="gmem_c", epi=smem_epi, store_warp=load_warp + 1, tma_atom_c=gpu.get("tma_atom_c"),
                    mC=gpu.get("mC"))
-    schedules = _schedules(gmem_ab, smem_ab, smem_epi, gmem_c, wq, k_tiles)
+    schedules = _schedules(gmem_ab, smem_ab, smem_epi, gmem_c, wq, k_tiles, groups)
     queue = [wq] if wq is not None else []
     pingpong = p["schedule"] == "pingpong"
     other_registers = PINGPONG_REGISTERS["other"] if pingpong else None
@@ -332,9 +360,10 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
 
 
 def _schedules(gmem_ab: GmemAB, smem_ab: SmemAB, smem_epi: SmemEpilogue, gmem_c: GmemC, wq: "WorkQueue | None",
-               k_tiles: int) -> dict[str, Any]:
+               k_tiles: int, groups: int) -> dict[str, Any]:
     """Each task's schedule (a fresh one per call): one tile's body, inside the WorkQueue's tile loop when
-    persistent."""
+    persistent. The C tile is staged and stored in ``groups`` groups of sub-tiles: the MMA task's tail stages
+    them one after another (a TS task has one loop, the K loop), the store task's loop stores them in turn."""
 
     def next_tile(wq: Any) -> None:
         wq.wait()
@@ -351,15 +380,25 @@ def _schedules(gmem_ab: GmemAB, smem_ab: SmemAB, smem_epi: SmemEpilogue, gmem_c:
                 smem_ab.wgmma_drain()
             smem_ab.release()
         smem_ab.release()
-        smem_epi.acquire()
-        smem_epi.stage_accumulators()
-        smem_epi.commit()
+        if groups == 1:
+            smem_epi.acquire()
+            smem_epi.stage_accumulators()
+            smem_epi.commit()
+        else:
+            for group in range(groups):
+                smem_epi.acquire()
+                smem_epi.stage_group(group=group)
+                smem_epi.commit()
 
     def store_tile(smem_epi: Any, gmem_c: Any) -> None:
-        with domain_loop(0, 1, 1):
+        with domain_loop(0, groups, 1):
             smem_epi.wait()
-            smem_epi.read_tile()
-            gmem_c.tma_store()
+            if groups == 1:
+                smem_epi.read_tile()
+                gmem_c.tma_store()
+            else:
+                slot = smem_epi.read_group()
+                gmem_c.tma_store_group(slot=slot)
             smem_epi.release()
 
     def load_tile(gmem_ab: Any, smem_ab: Any) -> None:

@@ -69,6 +69,11 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     # cuBLAS's kernel at M = 384 (`128x192_64x5_2x1`, column-major: 192 along our M): swapped, pairs, 5 stages
     "swap_128x192_aliased": {**SWAP_128x192, **ONE_TILE, "stages": 5},
     "pingpong_warp_release": {**gemm_sm90.PINGPONG, "per_warp_release": True},
+    # the default (128 x 256, the large shapes' pick) with C staged in a ring of sub-tile groups (32 KB instead of
+    # 64 KB), which buys the A/B ring a fourth stage (NOTES #37)
+    "subtiles": {"epilogue": "subtiles", "stages": 4},
+    # and as cuBLAS runs its 128 x 256 (`128x256_64x4_2x1`): four stages, pairs along M sharing each B tile
+    "subtiles_pairs": {"epilogue": "subtiles", "stages": 4, "cluster_m": 2},
 }
 #: ``(max_m, params)`` in ascending max_m; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
 BY_M: tuple[tuple[int | None, dict[str, Any]], ...] = (

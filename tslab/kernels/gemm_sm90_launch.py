@@ -22,7 +22,7 @@ from cutlass import cute
 from cutlass import tensor_utils as utils
 
 from .gemm_common import fake_args, torch_dtype_name
-from .gemm_sm90 import block_warps, make_tasks, validate
+from .gemm_sm90 import EPILOGUE_RING, block_warps, epilogue_groups, epilogue_subtile, make_tasks, validate
 from .gemm_sm90_resources import RASTER_GROUP, Geometry
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
@@ -37,8 +37,8 @@ def _pingpong(p: dict[str, Any]) -> bool:
 
 
 def _epi_tile(p: dict[str, Any], dtype: Any) -> Any:
-    cooperative = p["mma_warpgroups"] == 2 and not _pingpong(p)
-    return sm90.compute_tile_shape_or_override(_tile_mnk(p), dtype, is_cooperative=cooperative)
+    """One TMA store's sub-tile of C, as the design's TS resources count them (``gemm_sm90.epilogue_subtile``)."""
+    return sm90.compute_tile_shape_or_override(_tile_mnk(p), dtype, epi_tile_override=epilogue_subtile(p))
 
 
 def _c_layout(p: dict[str, Any]) -> Any:
@@ -47,13 +47,15 @@ def _c_layout(p: dict[str, Any]) -> Any:
 
 
 def _layouts(p: dict[str, Any], dtype: Any) -> tuple[Any, Any, Any, Any]:
-    """Staged SMEM layouts of A, B and the whole C tile (as epilogue sub-tiles), and the sub-tile shape."""
+    """Staged SMEM layouts of A, B and the staged C (the whole tile as epilogue sub-tiles, or the ``subtiles``
+    epilogue's ring of groups of them), and the sub-tile shape."""
     k_major = utils.LayoutEnum.ROW_MAJOR  # A (M x K) and B (N x K) are both K-major
     a = sm90.make_smem_layout_a(k_major, _tile_mnk(p), dtype, p["stages"])
     b = sm90.make_smem_layout_b(k_major, _tile_mnk(p), dtype, p["stages"])
     epi_tile = _epi_tile(p, dtype)
-    subtiles = (p["tile_m"] // cute.size(epi_tile[0])) * (p["tile_n"] // cute.size(epi_tile[1]))
-    epi = sm90.make_smem_layout_epi(dtype, _c_layout(p), epi_tile, subtiles)
+    groups, per_group = epilogue_groups(p)
+    slots = groups * per_group if groups == 1 else EPILOGUE_RING * per_group
+    epi = sm90.make_smem_layout_epi(dtype, _c_layout(p), epi_tile, slots)
     return a, b, epi, epi_tile
 
 

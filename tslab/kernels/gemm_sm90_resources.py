@@ -17,6 +17,7 @@ from cutlass.experimental.task_scheduling.memory import SmemAllocation
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
     StageInfo,
+    TaskLocalVariable,
     consumer_work,
     producer_work,
 )
@@ -245,7 +246,9 @@ class SmemAB(MemoryResource):
 
 @dataclass(kw_only=True)
 class SmemEpilogue(MemoryResource):
-    """The C tile (tile_m x tile_n) staged in SMEM between the MMA task and the TMA store."""
+    """The C tile (tile_m x tile_n) staged in SMEM between the MMA task and the TMA store: whole (one stage), or
+    with ``groups`` > 1 a group of ``per_group`` sub-tiles (``subtile`` rows x columns) a stage, the stages a ring
+    the MMA task fills group by group while the store task empties it."""
 
     tile_m: cutlass.Constexpr[int] = 128
     tile_n: cutlass.Constexpr[int] = 128
@@ -253,12 +256,23 @@ class SmemEpilogue(MemoryResource):
     mma_threads: cutlass.Constexpr[int] = 128
     aliased: cutlass.Constexpr[bool] = True
     ab: cutlass.Constexpr[Any] = None
+    subtile: cutlass.Constexpr[tuple] = (64, 32)
+    groups: cutlass.Constexpr[int] = 1
+    per_group: cutlass.Constexpr[int] = 1
+    slot: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     _c: cutlass.Constexpr[Any] = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self._c = SmemAllocation("epi_buf", size_bytes=self.tile_m * self.tile_n * self.element_bytes, alignment=1024)
+        self._c = SmemAllocation("epi_buf", size_bytes=0, alignment=1024)
+        self.slot = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0),
+                                      docs="the ring stage whose group of C sub-tiles the store reads")
 
     def get_smem_requirements(self) -> list[SmemAllocation]:
+        if self.groups == 1:
+            self._c.size_bytes = self.tile_m * self.tile_n * self.element_bytes
+        else:
+            rows, cols = self.subtile
+            self._c.size_bytes = self.pipeline_config.num_stages * self.per_group * rows * cols * self.element_bytes
         return [self._c]
 
     @producer_work
@@ -273,10 +287,22 @@ class SmemEpilogue(MemoryResource):
         # ptxas injects waits, C7517, and in ping-pong serialises every wgmma, C7511).
         cute.nvgpu.warpgroup.wait_group(0)
         if self.ab.multiplies_this_tile():
-            self._stage(stage_info)
+            self._stage(stage_info, None)
+
+    @producer_work
+    @cute.jit
+    def stage_group(self, stage_info: StageInfo, *, group: cutlass.Constexpr[int]) -> None:
+        """Sub-tiles ``group * per_group`` .. of the accumulators -> C dtype -> this ring stage (stmatrix).
+
+        The group is a compile-time number (each step of the MMA task's tail stages its own), so the accumulators
+        it reads are registers named at compile time, never an indexed array in local memory."""
+        if cutlass.const_expr(group == 0):  # as stage_accumulators: no wgmma in flight on any path
+            cute.nvgpu.warpgroup.wait_group(0)
+        if self.ab.multiplies_this_tile():
+            self._stage(stage_info, group)
 
     @cute.jit
-    def _stage(self, stage_info: StageInfo) -> None:
+    def _stage(self, stage_info: StageInfo, group: cutlass.Constexpr[Any]) -> None:
         ab = self.ab
         geo = ab.geo
         if cutlass.const_expr(self.aliased):
@@ -295,13 +321,19 @@ class SmemEpilogue(MemoryResource):
         tRS_acc = r2s.retile(stage_info.task_cache)
         part = cute.make_layout(cute.shape(thr.partition_S(sC))[:3])
         vals = cute.size(part)
-        for epi in cutlass.range_constexpr(cute.size(tRS_sC, mode=[3])):
+        # Sub-tile ``epi`` of the accumulators goes to SMEM slot ``epi`` (the whole tile), or, one group a ring
+        # stage, to its place in this stage's slots.
+        first, count = (0, cute.size(tRS_sC, mode=[3])) if cutlass.const_expr(group is None) else (
+            group * self.per_group, self.per_group)
+        for i in cutlass.range_constexpr(count):
+            epi = first + i
+            slot = i if cutlass.const_expr(group is None) else stage_info.stage_idx * self.per_group + i
             frag = cute.make_rmem_tensor(part, cutlass.Float32)
             for v in cutlass.range_constexpr(vals):
                 frag[v] = tRS_acc[epi * vals + v]
             out = cute.make_rmem_tensor(part, geo.dtype)
             out.store(frag.load().to(geo.dtype))
-            cute.copy(r2s, out, tRS_sC[(None, None, None, epi)])
+            cute.copy(r2s, out, tRS_sC[(None, None, None, slot)])
         # The TMA engine (async proxy) reads what these generic stores wrote.
         cute.arch.fence_proxy("async.shared", space="cta")
 
@@ -310,6 +342,12 @@ class SmemEpilogue(MemoryResource):
     def read_tile(self, stage_info: StageInfo) -> None:
         # The wait made the staged tile visible; GmemC.tma_store copies it out in the same iteration.
         pass
+
+    @consumer_work(returns=slot)
+    @cute.jit
+    def read_group(self, stage_info: StageInfo) -> cutlass.Int32:
+        """The wait made this ring stage's group visible: its stage, for ``GmemC.tma_store_group``."""
+        return stage_info.stage_idx
 
 
 @dataclass(kw_only=True)
@@ -324,6 +362,17 @@ class GmemC(MemoryResource):
     @producer_work
     @cute.jit
     def tma_store(self, stage_info: StageInfo) -> None:
+        """The whole staged C tile -> C."""
+        self._store(stage_info, None)
+
+    @producer_work
+    @cute.jit
+    def tma_store_group(self, stage_info: StageInfo, *, slot: cutlass.Int32) -> None:
+        """This loop trip's group of C sub-tiles, from ring stage ``slot`` -> C."""
+        self._store(stage_info, slot)
+
+    @cute.jit
+    def _store(self, stage_info: StageInfo, slot: Any) -> None:
         epi = self.epi
         ab = epi.ab
         geo = ab.geo
@@ -338,7 +387,13 @@ class GmemC(MemoryResource):
         # One warp issues the stores and waits for them (the epilogue task's other warps, if any, release at once:
         # the stage frees at the last arrival, this warp's, after the wait).
         if cute.arch.make_warp_uniform(cute.arch.warp_idx()) == self.store_warp:
-            for epi_idx in cutlass.range_constexpr(cute.size(tSgC, mode=[1])):
-                cute.copy(self.tma_atom_c, tSsC[(None, epi_idx)], tSgC[(None, order.get_hier_coord(epi_idx))])
+            if cutlass.const_expr(slot is None):
+                for epi_idx in cutlass.range_constexpr(cute.size(tSgC, mode=[1])):
+                    cute.copy(self.tma_atom_c, tSsC[(None, epi_idx)], tSgC[(None, order.get_hier_coord(epi_idx))])
+            else:  # the loop trip's group: sub-tiles trip * per_group .. of C, from the ring stage's slots
+                for i in cutlass.range_constexpr(epi.per_group):
+                    epi_idx = stage_info.loop_offset * epi.per_group + i
+                    cute.copy(self.tma_atom_c, tSsC[(None, slot * epi.per_group + i)],
+                              tSgC[(None, order.get_hier_coord(epi_idx))])
             cute.arch.cp_async_bulk_commit_group()
             cute.arch.cp_async_bulk_wait_group(0, read=True)  # the staged tile may be overwritten after this
