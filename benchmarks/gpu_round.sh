@@ -8,6 +8,7 @@
 #   bash benchmarks/gpu_round.sh attention  # the tuned attention package on every issue shape, the full GPU tests
 #   BUDGET=540 RUN=2 bash benchmarks/gpu_round.sh gemm
 #   bash benchmarks/gpu_round.sh gemm large # only the steps whose name holds "large" (a round that did not fit one call)
+#   bash benchmarks/gpu_round.sh gemm m320 m384 large   # the steps whose name holds any of these
 #
 # Run from the repository root on the GPU machine after `bash benchmarks/pack_device_wheels.sh` here (it sets up
 # CuTe DSL and the peers there through .peers/env.sh). A step that would start with under 30 s of BUDGET left is
@@ -15,7 +16,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} != gemm && ${1:-} != attention ]]; then
-  echo "usage: bash benchmarks/gpu_round.sh gemm|attention  (BUDGET=seconds, RUN=n, OUT=folder)" >&2
+  echo "usage: bash benchmarks/gpu_round.sh gemm|attention [STEP ...]  (BUDGET=seconds, RUN=n, OUT=folder)" >&2
   exit 2
 fi
 source .peers/env.sh
@@ -23,14 +24,18 @@ OUT=${OUT:-gpu-round}
 mkdir -p "$OUT"
 BUDGET=${BUDGET:-560}
 RUN=${RUN:-1}
-ONLY=${2:-}
+ONLY=("${@:2}")
 started=$(date +%s)
 left() { echo $(( BUDGET - ($(date +%s) - started) )); }
 
 # step NAME CAP COMMAND...: runs COMMAND under min(CAP, what is left), its output in $OUT/NAME.log
 step() {
   local name=$1 cap=$2; shift 2
-  [[ $name == *"$ONLY"* ]] || return 0
+  if (( ${#ONLY[@]} )); then
+    local want hit=0
+    for want in "${ONLY[@]}"; do [[ $name == *"$want"* ]] && hit=1; done
+    (( hit )) || return 0
+  fi
   local budget; budget=$(left)
   if (( budget < 30 )); then echo "== $name: skipped, ${budget} s left"; return; fi
   (( cap > budget )) && cap=$budget
