@@ -194,6 +194,14 @@ def test_o_over_q_in_the_pingpong_races():
     assert "writes smem_o while MmaTask" in verdict.errors[0].message and "smem_q" in verdict.errors[0].message
 
 
+def test_a_second_stage_of_o_is_invalid():
+    """O is staged in one buffer: a second ``smem_o`` stage would be checked SAFE by TS (which counts it as bytes of
+    its own) while the kernel writes the next O over the one being stored, so the edit is refused by name."""
+    v = tslab.check(attn.design().with_pipeline("smem_o", num_stages=2))
+    assert v.status == "INVALID" and [e.where for e in v.errors] == ["resource 'smem_o'"]
+    assert "one buffer" in v.errors[0].message and v.errors[0].hint == "keep num_stages=1"
+
+
 def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
     """Moving the K/V release ahead of the wgmma that reads the stage: TS refuses the schedule (the work would
     run on a stage no longer held)."""

@@ -229,14 +229,14 @@ def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, An
     releases its own block's stage only), which would let one block's loads overwrite a stage its peer is
     still reading. Alone (``cluster_m`` = 1), a cluster layout would release stages in blocks that do not exist.
     """
+    issues = _whole_c_tile_issues(params, pipelines)
     cfg = pipelines.get("smem_ab")
     if cfg is None:
-        return []
+        return issues
     cm = params["cluster_m"]
     want_layout = None if cm == 1 else [1, cm, 1, 1]
     layout = cfg.get("cta_layout_vmnk")
     layout = None if layout is None or list(layout) == [1, 1, 1, 1] else list(layout)  # no cluster
-    issues = []
     if layout != want_layout:
         issues.append(Issue("invalid-config", "resource 'smem_ab'",
                             f"cta_layout_vmnk={cfg.get('cta_layout_vmnk')!r} does not match the cluster the kernel "
@@ -252,6 +252,19 @@ def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, An
                             "block's stage and the peer's next load would overwrite data still being read",
                             f"set consumer_group.size={cm * warps}, or cluster_m=1"))
     return issues
+
+
+def _whole_c_tile_issues(params: dict[str, Any], pipelines: dict[str, dict[str, Any]]) -> list[Issue]:
+    """The whole-tile epilogues stage C in one buffer: TS counts a ring's stages as separate bytes, so a second
+    stage would be checked SAFE while the kernel writes the next tile over the one the store is reading."""
+    stages = pipelines.get("smem_epi", {}).get("num_stages", 1)
+    if epilogue_groups(params)[0] > 1 or stages == 1:
+        return []
+    return [Issue("invalid-config", "resource 'smem_epi'",
+                  f"num_stages={stages} with epilogue={params['epilogue']!r}: the kernel stages the whole C tile in "
+                  "one buffer, so the MMA warpgroups would write a tile over the one the store is still reading "
+                  "(TS counts each stage as bytes of its own)",
+                  "keep num_stages=1, or use epilogue='subtiles', whose ring stages are buffers of their own")]
 
 
 def checked_beyond_ts(params: dict[str, Any]) -> list[str]:
