@@ -45,3 +45,15 @@ def test_per_warp_release_arrives_on_the_empty_barrier_from_one_lane_per_warp():
     k_loop = next(body for body in bodies if any("HGMMA" in ins for ins in body))
     arrives = [ins for ins in k_loop if "SYNCS.ARRIVE" in ins]
     assert arrives and all(re.match(r"@!?U?P\w+\s", ins) for ins in arrives), arrives
+
+
+def test_an_edited_epilogue_ring_compiles_with_as_many_slots_as_its_stages():
+    """The sub-tiled epilogue's SMEM layout takes its slots from the ring TS checked (an edit's ``num_stages``), as
+    the A/B layouts take theirs from ``smem_ab``'s (three here, where the params say four): both compile clean."""
+    design = (gemm_sm90.design(epilogue="subtiles", stages=4).with_pipeline("smem_epi", num_stages=3)
+              .with_pipeline("smem_ab", num_stages=3))
+    target = dataclasses.replace(resolve(design, (256, 8192, 8192)), dynamic=True)
+    out = run_job("tslab.compiling.compile:compile_job", {"target": target.to_dict(), "arch": "sm_90a", "sms": 132},
+                  timeout=900, what="compile of 'gemm_sm90' for sm_90a")
+    assert out["spill_stores"] == 0 and out["spill_loads"] == 0, out["log"][-2000:]
+    assert not re.search(r"\(C75\d\d\)", out["log"]), out["log"][-3000:]

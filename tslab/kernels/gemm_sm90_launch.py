@@ -46,15 +46,23 @@ def _c_layout(p: dict[str, Any]) -> Any:
     return utils.LayoutEnum.COL_MAJOR if p["swap_ab"] else utils.LayoutEnum.ROW_MAJOR
 
 
-def _layouts(p: dict[str, Any], dtype: Any) -> tuple[Any, Any, Any, Any]:
+def _ring_stages(pipelines: Any, resource: str, default: int) -> int:
+    """The stages of ``resource``'s ring: an edit's ``num_stages`` (what TS checked and allocated), else the
+    design's own."""
+    fields = dict(dict(pipelines).get(resource, ()))
+    return int(fields.get("num_stages", default))
+
+
+def _layouts(p: dict[str, Any], dtype: Any, pipelines: Any = ()) -> tuple[Any, Any, Any, Any]:
     """Staged SMEM layouts of A, B and the staged C (the whole tile as epilogue sub-tiles, or the ``subtiles``
-    epilogue's ring of groups of them), and the sub-tile shape."""
+    epilogue's ring of groups of them), each with as many stages as its TS ring, and the sub-tile shape."""
     k_major = utils.LayoutEnum.ROW_MAJOR  # A (M x K) and B (N x K) are both K-major
-    a = sm90.make_smem_layout_a(k_major, _tile_mnk(p), dtype, p["stages"])
-    b = sm90.make_smem_layout_b(k_major, _tile_mnk(p), dtype, p["stages"])
+    stages = _ring_stages(pipelines, "smem_ab", p["stages"])
+    a = sm90.make_smem_layout_a(k_major, _tile_mnk(p), dtype, stages)
+    b = sm90.make_smem_layout_b(k_major, _tile_mnk(p), dtype, stages)
     epi_tile = _epi_tile(p, dtype)
     groups, per_group = epilogue_groups(p)
-    slots = groups * per_group if groups == 1 else EPILOGUE_RING * per_group
+    slots = groups * per_group if groups == 1 else _ring_stages(pipelines, "smem_epi", EPILOGUE_RING) * per_group
     epi = sm90.make_smem_layout_epi(dtype, _c_layout(p), epi_tile, slots)
     return a, b, epi, epi_tile
 
@@ -84,7 +92,7 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
         cute.nvgpu.cpasync.prefetch_descriptor(tma_atom_a)
         cute.nvgpu.cpasync.prefetch_descriptor(tma_atom_b)
         cute.nvgpu.cpasync.prefetch_descriptor(tma_atom_c)
-    a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype)
+    a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype, pipelines)
     tiles_n = (n + p["tile_n"] - 1) // p["tile_n"]
     tiles_per_group = RASTER_GROUP // p["cluster_m"] * tiles_n  # the persistent grouped raster's divisor
     if cutlass.const_expr(not isinstance(tiles_per_group, int)):
@@ -139,7 +147,7 @@ def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.C
         a, b = b, a
         c = cute.make_tensor(c.iterator, cute.select(c.layout, mode=[1, 0]))
     dtype = _CUTLASS_DTYPES[p["dtype"]]
-    a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype)
+    a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype, pipelines)
     cm = p["cluster_m"]
     g2s = cute.nvgpu.cpasync.CopyBulkTensorTileG2SOp()
     tma_atom_a, tma_a = cute.nvgpu.cpasync.make_tiled_tma_atom(
