@@ -54,6 +54,12 @@ def test_subtiled_epilogue_buys_the_default_a_fourth_stage():
     assert tslab.check(gemm_sm90.design(epilogue="subtiles", stages=5)).status == "CAPACITY"
 
 
+@pytest.mark.parametrize(("params", "groups"), [({}, (4, 2)), ({"tile_n": 160}, (5, 1)),
+                                               ({"tile_m": 64, "tile_n": 64, "mma_warpgroups": 1}, (2, 1))])
+def test_the_subtiled_epilogue_always_stages_two_groups_or_more(params, groups):
+    assert gemm_sm90.epilogue_groups({**gemm_sm90.PARAMS, **params, "epilogue": "subtiles"}) == groups
+
+
 def test_subtiled_epilogue_stages_each_group_in_the_mma_tail_and_stores_it_in_the_loop():
     """A TS task has one loop (the MMA task's is the K loop), so its tail stages the groups one after another, each
     step naming its group at compile time; the store task's loop stores one group a trip, from the stage it read."""

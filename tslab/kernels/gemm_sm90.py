@@ -133,12 +133,13 @@ def epilogue_subtile(params: dict[str, Any]) -> tuple[int, int]:
 
 def epilogue_groups(params: dict[str, Any]) -> tuple[int, int]:
     """How the C tile is staged: (groups, sub-tiles per group). One group of every sub-tile, except with
-    ``epilogue='subtiles'``: groups of two sub-tiles (one where the count is odd), one ring stage each."""
+    ``epilogue='subtiles'``: groups of two sub-tiles (one where the count is odd or under four, so there are always
+    two groups or more), one ring stage each."""
     rows, cols = epilogue_subtile(params)
     subtiles = (params["tile_m"] // rows) * (params["tile_n"] // cols)
     if params["epilogue"] != "subtiles":
         return 1, subtiles
-    per_group = 2 if subtiles % 2 == 0 else 1
+    per_group = 2 if subtiles % 2 == 0 and subtiles >= 4 else 1
     return subtiles // per_group, per_group
 
 
