@@ -5,7 +5,18 @@ import pytest
 from cutlass.experimental.task_scheduling.memory import SmemAllocation, SmemAllocator
 
 import tslab
-from tslab.kernels import NAMES, catalog, demo_deadlock, demo_overflow, demo_race, design, gemm_sm90, tma_copy
+from tslab.core.check import MAX_CHECK_TRIPS
+from tslab.kernels import (
+    NAMES,
+    attention_tmem,
+    catalog,
+    demo_deadlock,
+    demo_overflow,
+    demo_race,
+    design,
+    gemm_sm90,
+    tma_copy,
+)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -112,3 +123,16 @@ def test_layout_is_a_dataframe_even_for_an_invalid_design(monkeypatch):
     v = tslab.check(d)
     assert isinstance(v.layout, pd.DataFrame) and v.status == "INVALID"
     assert v.errors[0].kind == "input"
+
+
+@pytest.mark.parametrize("make", [lambda: attention_tmem.design(kv_tiles=690_864),
+                                  lambda: gemm_sm90.design(k_tiles=MAX_CHECK_TRIPS + 2)],
+                         ids=["attention_tmem", "gemm_sm90"])
+def test_a_loop_of_more_trips_than_a_check_steps_through_is_refused_at_once(make):
+    """Hypothesis' case: a saved attention_tmem design with ``kv_tiles`` 690,864 held TS's checker for hours (it
+    unrolls every trip). Over the bound the check names the task and the fix at once, and never says SAFE."""
+    started = time.perf_counter()
+    verdict = tslab.check(make())
+    assert time.perf_counter() - started < 30
+    assert verdict.status == "INVALID" and verdict.errors[0].kind == "input"
+    assert "a check steps through" in verdict.errors[0].message and "fewer trips" in verdict.errors[0].hint

@@ -131,6 +131,27 @@ def under_assumption(errors: list[Issue], tasks: list[Any]) -> list[Issue]:
             for e in errors]
 
 
+#: Loop trips a check steps through at most, per task: TS's checker unrolls every trip of every task's loop (its
+#: precomputed steps and its search grow with them), so a loop of 690,864 trips would hold it for hours.
+MAX_CHECK_TRIPS = 4096
+
+
+def _too_many_trips(tasks: list[Any]) -> Issue | None:
+    """The first task whose loop runs more trips than a check steps through, as an Issue naming it and the fix."""
+    for task in tasks:
+        bounds = (getattr(task, "domain_start", 0), getattr(task, "domain", 1), getattr(task, "step", 1))
+        if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) or bounds[2] == 0:
+            continue  # a runtime bound: TS takes it as one trip (runtime_domains)
+        trips = len(range(*bounds))
+        if trips > MAX_CHECK_TRIPS:
+            return Issue("input", f"task '{task.name}'",
+                         f"its loop runs {trips:,} trips, over the {MAX_CHECK_TRIPS:,} a check steps through (the "
+                         "checker unrolls every trip of every loop)",
+                         "check the design with fewer trips (its trip param, e.g. 4 to 16): a pipeline's phases "
+                         "repeat every 2 x stages trips, so a few times that reaches every phase")
+    return None
+
+
 def _empty_verdict(design: Any, issue: Issue, started: float) -> Verdict:
     return Verdict(design=design, errors=[issue], layout=pd.DataFrame(columns=LAYOUT_COLUMNS),
                    schedule=pd.DataFrame(columns=SCHEDULE_COLUMNS), checker=CheckerResult(verdict="not-run"),
@@ -209,6 +230,9 @@ def verify(design: Any, lowered: Lowered, *, max_states: int, smem_capacity: int
     """Run TS's verification on already-lowered objects."""
     started = time.perf_counter() if started is None else started
     bp = lowered.blueprint
+    too_many = _too_many_trips(bp.tasks)
+    if too_many is not None:
+        return _empty_verdict(design, too_many, started)
     capacity = smem_capacity or bp.smem_capacity_bytes or DEFAULT_SMEM_CAPACITY
     tmem_capacity = bp.tmem_capacity_columns or DEFAULT_TMEM_CAPACITY
     names = [("task", t.name) for t in bp.tasks] + [("resource", n) for n in bp.resources()]
