@@ -23,6 +23,7 @@ HIDE = textwrap.dedent(f"""
 
 def _python(code: str, *, hide: bool) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.pop("PYTEST_ADDOPTS", None)  # a run's own options (-v prints the collection as a tree) are not the GPU's
     if hide:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return subprocess.run([sys.executable, "-c", (HIDE if hide else "") + code], cwd=ROOT, env=env,
