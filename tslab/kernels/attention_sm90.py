@@ -266,8 +266,6 @@ def _refuse(params: dict[str, Any], shape: tuple[int, ...], dtype: str) -> str |
     return None
 
 
-#: The GPU kernel's rules: the problem is (batch, seqlen_q, seqlen_k, heads, heads_kv) for the design's head_dim
-#: and dtype; an export holds the design compiled with and without the causal mask (``variants``).
 def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, Any]]) -> list[Issue]:
     """What TS's checks cannot see: O is staged in one buffer, so ``smem_o`` must keep one stage (TS counts a
     second as bytes of its own and would check SAFE a kernel that writes the next O over the one being stored)."""
@@ -280,6 +278,8 @@ def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, An
                   "keep num_stages=1")]
 
 
+#: The GPU kernel's rules: the problem is (batch, seqlen_q, seqlen_k, heads, heads_kv) for the design's head_dim
+#: and dtype; an export holds the design compiled with and without the causal mask (``variants``).
 RULES = KernelRules(
     dtypes=tuple(DTYPES.values()), default_shape=(4, 4096, 4096, 32, 32), default_dtype="bfloat16",
     shape=_shape_rule, trip_param="kv_tiles", stages_param="kv_stages", package="attention", refuse=_refuse,
