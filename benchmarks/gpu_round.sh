@@ -63,13 +63,18 @@ case $1 in
     step "gemm-large-run$RUN" 240 python3 benchmarks/gemm.py --tuned --peer quack --dtypes bf16 fp16 --repeats 5 \
       --variant subtiles --variant subtiles_pairs --shapes 4096,4096,4096 8192,8192,8192 8192,28672,4096 16384,4096,14336 \
       --json "$OUT/gemm-large-run$RUN.json"
+    # where the sub-tiled epilogue's fourth stage pays (#37: +2-11% at 4096^3, -2 to -7% at 8192^3 fp16): the Ms
+    # between the small-M picks and the large shapes, at K = 4096 and 8192, beside the default the package picks there
+    step "gemm-subtiles-range-run$RUN" 240 python3 benchmarks/gemm.py --tuned --no-package --dtypes bf16 fp16 \
+      --repeats 4 --variant subtiles --shapes 512,8192,8192 1024,8192,8192 2048,8192,8192 1024,4096,4096 \
+      2048,4096,4096 8192,4096,4096 --json "$OUT/gemm-subtiles-range-run$RUN.json"
     ;;
   attention)
     step attention-tests 300 "${PYTEST[@]}" tests/test_gpu_attention.py
     step "attention-tuned-run$RUN" 240 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
       --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-tuned-run$RUN.json"
-    step "attention-wide-tile-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
-      --causal no --peer fa4 --repeats 4 --variant tile_n=176,kv_stages=3 --shapes 4,4096,32 4,8192,32 1,16384,32 \
+    step "attention-wide-tile-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
+      --causal no yes --peer fa4 --repeats 4 --no-package --variant tile_n=176,kv_stages=3 --shapes 4,4096,32 4,8192,32 1,16384,32 \
       --json "$OUT/attention-wide-tile-run$RUN.json"
     ;;
 esac
