@@ -166,3 +166,16 @@ def test_ring_edits_that_break_the_cluster_are_invalid(params, edit, match):
 def test_invalid_combinations_name_the_param(params, match):
     with pytest.raises(DesignError, match=match):
         gemm_sm90.build(**params)
+
+
+@pytest.mark.parametrize("epilogue", ["dedicated", "aliased"])
+def test_a_second_stage_of_a_whole_c_tile_is_invalid(epilogue):
+    """The whole-tile epilogues stage C in one buffer: TS would check a second ``smem_epi`` stage SAFE (bytes of
+    its own) while the kernel writes the next tile's C over the one being stored, so the edit is refused by name,
+    and the sub-tiled ring, whose stages are buffers of their own, takes any depth."""
+    params = {"epilogue": epilogue, "persistent": epilogue == "dedicated"}
+    v = tslab.check(gemm_sm90.design(**params).with_pipeline("smem_epi", num_stages=2))
+    assert v.status == "INVALID" and [e.where for e in v.errors] == ["resource 'smem_epi'"]
+    assert "one buffer" in v.errors[0].message and "epilogue='subtiles'" in v.errors[0].hint
+    deeper = gemm_sm90.design(epilogue="subtiles", stages=3).with_pipeline("smem_epi", num_stages=3)
+    assert deeper.consistency_issues() == []

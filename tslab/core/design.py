@@ -247,12 +247,12 @@ class Design:
 
     def consistency_issues(self) -> list[Any]:
         """Issues where what the kernel builds differs from the edit asked for (``unfaithful-edit``), and the
-        kernel's own rules TS cannot see (a catalog kernel's ``RULES.consistency(params, pipelines)``)."""
+        kernel's own rules TS cannot see (a catalog kernel's ``RULES.issues(params, pipelines)``: rings staged in
+        one buffer, clusters)."""
         if self.is_captured:
             return self._source.faithfulness(self._edits())
         rules = None if self._source is not None else getattr(kernel_module(self._kernel), "RULES", None)
-        consistency = getattr(rules, "consistency", None)
-        return [] if consistency is None else consistency(self.params, self.pipelines())
+        return [] if rules is None else rules.issues(self.params, self.pipelines())
 
     def _edits(self) -> Any:
         from .construction import Edits

@@ -81,7 +81,7 @@ from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, s
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..core.blueprint import Blueprint
-from ..errors import DesignError, Issue, did_you_mean
+from ..errors import DesignError, did_you_mean
 from .attention_sm90_resources import (
     AttentionTask,
     GmemLse,
@@ -91,7 +91,7 @@ from .attention_sm90_resources import (
     SmemO,
     SmemQ,
 )
-from .rules import KernelRules, ShapeRule
+from .rules import KernelRules, ShapeRule, SingleBuffer
 
 NAME = "attention_sm90"
 SUMMARY = ("Hopper attention: TMA -> Q + K/V ring -> ping-pong wgmma warpgroups, online softmax in registers, "
@@ -266,18 +266,6 @@ def _refuse(params: dict[str, Any], shape: tuple[int, ...], dtype: str) -> str |
     return None
 
 
-def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, Any]]) -> list[Issue]:
-    """What TS's checks cannot see: O is staged in one buffer, so ``smem_o`` must keep one stage (TS counts a
-    second as bytes of its own and would check SAFE a kernel that writes the next O over the one being stored)."""
-    stages = pipelines.get("smem_o", {}).get("num_stages", 1)
-    if stages == 1:
-        return []
-    return [Issue("invalid-config", "resource 'smem_o'",
-                  f"num_stages={stages}: the kernel stages O in one buffer, so a warpgroup would write the next "
-                  "tile's O over the one the store is still reading (TS counts each stage as bytes of its own)",
-                  "keep num_stages=1")]
-
-
 #: The GPU kernel's rules: the problem is (batch, seqlen_q, seqlen_k, heads, heads_kv) for the design's head_dim
 #: and dtype; an export holds the design compiled with and without the causal mask (``variants``).
 RULES = KernelRules(
@@ -287,7 +275,7 @@ RULES = KernelRules(
     choices={"head_dim": HEAD_DIMS, "wg_rows": WG_ROWS, "q_stages": Q_STAGES, "mma_warpgroups": MMA_WARPGROUPS,
              "schedule": MMA_SCHEDULES, "epilogue": EPILOGUES, "causal_order": CAUSAL_ORDERS, "dtype": tuple(DTYPES)},
     launch_module="tslab.kernels.attention_sm90_launch", variants=("causal", (False, True)),
-    consistency=consistency_issues,
+    single_buffers=lambda params: (SingleBuffer("smem_o", "O"),),
 )
 
 

@@ -80,7 +80,7 @@ from ..core.blueprint import Blueprint
 from ..errors import DesignError, Issue, did_you_mean
 from .gemm_common import TORCH_DTYPES, GmemAB
 from .gemm_sm90_resources import Geometry, GmemC, MmaTask, SmemAB, SmemEpilogue
-from .rules import KernelRules, ShapeRule
+from .rules import KernelRules, ShapeRule, SingleBuffer
 
 NAME = "gemm_sm90"
 SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> stmatrix epilogue -> TMA store, persistent"
@@ -230,7 +230,7 @@ def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, An
     releases its own block's stage only), which would let one block's loads overwrite a stage its peer is
     still reading. Alone (``cluster_m`` = 1), a cluster layout would release stages in blocks that do not exist.
     """
-    issues = _whole_c_tile_issues(params, pipelines)
+    issues: list[Issue] = []
     cfg = pipelines.get("smem_ab")
     if cfg is None:
         return issues
@@ -255,17 +255,12 @@ def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, An
     return issues
 
 
-def _whole_c_tile_issues(params: dict[str, Any], pipelines: dict[str, dict[str, Any]]) -> list[Issue]:
-    """The whole-tile epilogues stage C in one buffer: TS counts a ring's stages as separate bytes, so a second
-    stage would be checked SAFE while the kernel writes the next tile over the one the store is reading."""
-    stages = pipelines.get("smem_epi", {}).get("num_stages", 1)
-    if epilogue_groups(params)[0] > 1 or stages == 1:
-        return []
-    return [Issue("invalid-config", "resource 'smem_epi'",
-                  f"num_stages={stages} with epilogue={params['epilogue']!r}: the kernel stages the whole C tile in "
-                  "one buffer, so the MMA warpgroups would write a tile over the one the store is still reading "
-                  "(TS counts each stage as bytes of its own)",
-                  "keep num_stages=1, or use epilogue='subtiles', whose ring stages are buffers of their own")]
+def _single_buffers(params: dict[str, Any]) -> tuple[SingleBuffer, ...]:
+    """The whole-tile epilogues stage C in one buffer; the sub-tiled one's ring stages are buffers of their own."""
+    if epilogue_groups(params)[0] > 1:
+        return ()
+    return (SingleBuffer("smem_epi", f"the whole C tile (epilogue={params['epilogue']!r})",
+                         "use epilogue='subtiles', whose ring stages are buffers of their own"),)
 
 
 def checked_beyond_ts(params: dict[str, Any]) -> list[str]:
@@ -305,6 +300,7 @@ RULES = KernelRules(
     choices={"mma_warpgroups": MMA_WARPGROUPS, "schedule": MMA_SCHEDULES, "cluster_m": CLUSTERS, "raster": RASTERS,
              "epilogue": EPILOGUES, "dtype": tuple(DTYPE_BYTES)},
     consistency=consistency_issues, beyond_ts=checked_beyond_ts, launch_module="tslab.kernels.gemm_sm90_launch",
+    single_buffers=_single_buffers,
 )
 
 

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import Issue
+
 #: Bytes per element of the dtypes a GPU kernel may take (torch's names).
 ITEMSIZE: dict[str, int] = {"float16": 2, "bfloat16": 2, "float32": 4, "int16": 2, "int32": 4, "int8": 1,
                             "uint8": 1}
@@ -61,6 +63,29 @@ class ShapeRule:
 
 
 @dataclass(frozen=True)
+class SingleBuffer:
+    """A ring whose data the kernel stages in one buffer, whatever ``num_stages`` an edit gives it.
+
+    TS counts each stage of a ring as bytes of its own, so a second stage would be checked SAFE while the kernel
+    writes the next tile's ``holds`` over the one still being read. ``instead`` names another way to more stages,
+    where the kernel has one."""
+
+    resource: str
+    holds: str
+    instead: str = ""
+
+    def issue(self, pipelines: dict[str, dict[str, Any]]) -> Issue | None:
+        """The ``invalid-config`` issue of an edit that gave the ring more than one stage, or None."""
+        stages = pipelines.get(self.resource, {}).get("num_stages", 1)
+        if stages == 1:
+            return None
+        return Issue("invalid-config", f"resource '{self.resource}'",
+                     f"num_stages={stages}: the kernel stages {self.holds} in one buffer, so the next tile's would be "
+                     "written over the one still being read (TS counts each stage as bytes of its own)",
+                     "keep num_stages=1" + (f", or {self.instead}" if self.instead else ""))
+
+
+@dataclass(frozen=True)
 class KernelRules:
     """A GPU kernel's rules that TS's checker cannot see, stated once in its module as ``RULES``.
 
@@ -68,10 +93,11 @@ class KernelRules:
     checks); ``refuse(params, shape, dtype)`` adds what only a compile for one fixed shape refuses (a sentence,
     or None). ``dtype_of(params)``, where given, is the one dtype the design's params fix.
     ``consistency(params, pipelines)`` returns the issues of rules TS's one-block checks cannot see (``Issue``
-    list, e.g. a cluster's shared stages) and ``beyond_ts(params)`` says in sentences what those rules covered
-    (an export's VERDICT.txt). ``trip_param`` is the design param holding the loop's trip count (an export with
-    runtime extents is checked at each count from 1 to ``2 * stages + 1``, ``stages`` being the design param named
-    ``stages_param``), ``package`` the exported package's interface ('copy': ``copy(src,
+    list, e.g. a cluster's shared stages), ``single_buffers(params)`` the rings whose stages the kernel does not
+    honour (:class:`SingleBuffer`; :meth:`issues` checks both), and ``beyond_ts(params)`` says in sentences what
+    those rules covered (an export's VERDICT.txt). ``trip_param`` is the design param holding the loop's trip
+    count (an export with runtime extents is checked at each count from 1 to ``2 * stages + 1``, ``stages`` being
+    the design param named ``stages_param``), ``package`` the exported package's interface ('copy': ``copy(src,
     dst)``, 'gemm': ``gemm(a, b)``, 'attention': ``attention(q, k, v, causal)``). ``launch_module``
     names the module holding ``launch``, ``launch_constants`` and ``fake_args`` when they are not in the kernel's
     own module (so a CPU check imports no launch code). ``archs``, where given, are the only GPU archs the kernel
@@ -98,6 +124,14 @@ class KernelRules:
     gpu_name: str = ""
     variants: tuple[str, tuple] | None = None
     stages_param: str = "stages"
+    single_buffers: Callable[[dict[str, Any]], tuple[SingleBuffer, ...]] | None = None
+
+    def issues(self, params: dict[str, Any], pipelines: dict[str, dict[str, Any]]) -> list[Issue]:
+        """What TS's checks cannot see in a design with these ``params`` and (edited) ``pipelines``: a ring the
+        kernel stages in one buffer given more stages, then the kernel's own ``consistency`` rules."""
+        found = [issue for ring in (self.single_buffers(params) if self.single_buffers else ())
+                 if (issue := ring.issue(pipelines)) is not None]
+        return found + (self.consistency(params, pipelines) if self.consistency is not None else [])
 
     def arch_error(self, kernel: str, arch: str, what: str) -> str | None:
         """Why ``what`` of ``kernel`` cannot be for ``arch`` (one sentence with the fix), or None when it can."""
