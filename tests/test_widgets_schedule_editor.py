@@ -200,3 +200,23 @@ def test_the_guards_teaching_design_moves_its_batch_release_within_the_loop_only
     assert editor.verdict.status == "SAFE"
     assert not editor.move("StoreTask", 2, "Tail", 0)
     assert editor.error.where == "task 'StoreTask' step 2" and "every(2, start=1)" in editor.error.message
+
+
+def test_each_work_call_shows_its_compile_time_arguments_as_they_will_run():
+    """gemm_sm90's sub-tiled epilogue stages group g at the g-th ``stage_group`` step (a compile-time argument TS
+    keeps by the step's call index): the rows and the code view name each group, and after a delete the groups
+    follow the call index, as the kernel will run them (TS then finds the store waiting for a group never staged)."""
+    from tslab.kernels import gemm_sm90
+
+    editor = ScheduleEditor(gemm_sm90.design(epilogue="subtiles", stages=4))
+    rows = [text for section, text in editor._task_columns["MmaTask"].steps.texts() if "stage_group" in text]
+    assert rows == [f"smem_epi.ProducerWork(stage_group, group={g})" for g in range(4)]
+    code = editor.code("MmaTask")
+    ast.parse(code)
+    assert [line.strip() for line in code.splitlines() if "stage_group" in line] == [
+        f"smem_epi.stage_group(group={g})" for g in range(4)]
+    steps = editor.design.schedule("MmaTask")
+    first = steps.index(("smem_epi", "ProducerAcquire", "Tail", None))
+    edited = editor.design.with_schedule("MmaTask", steps[:first] + steps[first + 3:])  # group 0's three steps
+    assert list(edited.work_kwargs("MmaTask").values()) == [{"group": g} for g in range(3)]
+    assert tslab.check(edited).status == "DEADLOCK"

@@ -19,7 +19,7 @@ from . import mime, pipeline_fields, pipeline_groups
 from .blueprint import Blueprint, Lowered, lower
 from .registry import kernel_module
 from .schema import validate_design_document
-from .steps import Step, normalize_steps, steps_from_task
+from .steps import Step, normalize_steps, steps_from_task, work_kwargs_from_task
 from .ts_lock import TS_LOCK
 
 FORMAT_VERSION = 1
@@ -335,6 +335,7 @@ class Design:
                 "groups": list(bp.groups()),
                 "tasks": [t.name for t in bp.tasks],
                 "schedules": {t.name: steps_from_task(t, bp.conditions()) for t in bp.tasks},
+                "work_kwargs": {t.name: work_kwargs_from_task(t) for t in bp.tasks},
                 "allocations": allocs,
                 "alias_groups": low.smem_alias_names,
                 "stages": {n: _offered_stages(r) for n, r in resources.items()},
@@ -376,6 +377,12 @@ class Design:
             raise DesignError("input", f"task '{task}'", "no task of that name in this design",
                               did_you_mean(task, list(schedules)))
         return list(schedules[task])
+
+    def work_kwargs(self, task: str) -> dict[int, dict[str, Any]]:
+        """The compile-time keyword arguments TS passes to ``task``'s work steps, by the step's index in
+        :meth:`schedule` (gemm_sm90's sub-tiled epilogue: ``{8: {"group": 0}, 11: {"group": 1}, ...}``)."""
+        self.schedule(task)  # names the task, or raises
+        return copy.deepcopy(self._info()["work_kwargs"][task])
 
     def variable_flow(self) -> Any:
         """Which step's task-local variables feed which later step of the same task, as TS's slot routing holds

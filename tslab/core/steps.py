@@ -90,6 +90,23 @@ def steps_from_task(task: Any, conditions: Conditions) -> list[Step]:
     return out
 
 
+def work_kwargs_from_task(task: Any) -> dict[int, dict[str, Any]]:
+    """The compile-time keyword arguments TS passes to a Task's work steps (``smem_epi.stage_group(group=1)``),
+    keyed by the step's index in :func:`steps_from_task`'s list. TS keeps them by resource, stage, section and the
+    step's call index among that resource's and stage's steps of its section, so after an edit each goes to the
+    step now at that index: this reads what will run."""
+    kwargs: dict[tuple, dict[str, Any]] = getattr(task, "constexpr_work_kwargs", None) or {}
+    out: dict[int, dict[str, Any]] = {}
+    entries = [(section, entry) for section, listed in ((ScheduleStageType.Head, task.head_schedule_list),
+                                                        (ScheduleStageType.Loop, task.loop_schedule_list),
+                                                        (ScheduleStageType.Tail, task.tail_schedule_list))
+               for entry in listed]
+    for index, (section, (resource, stage, call, *_)) in enumerate(entries):
+        if (found := kwargs.get((id(resource), stage, section, call))) is not None:
+            out[index] = dict(found)
+    return out
+
+
 def steps_to_legacy(steps: Sequence[Step], resources: dict[str, Any], conditions: Conditions, *,
                     task: str) -> list[tuple]:
     """Map plain steps to TS legacy schedule tuples ``(res, stage, section, guard, label)``; a ``when_true`` or

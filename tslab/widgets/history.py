@@ -77,8 +77,12 @@ def describe_steps(task: str, before: Sequence[Step], after: Sequence[Step], mov
     return f"{task}: schedule changed"
 
 
-def step_text(step: Step) -> str:
-    return f"{step[0]}.{step[1]}" + (f"({step[3]})" if step[3] else "")
+def step_text(step: Step, kwargs: dict[str, Any] | None = None) -> str:
+    """``smem.ConsumerWork(load)``; a work step's compile-time arguments after its label
+    (``smem_epi.ProducerWork(stage_group, group=1)``)."""
+    inside = [step[3]] if step[3] else []
+    inside += [f"{name}={value!r}" for name, value in (kwargs or {}).items()]
+    return f"{step[0]}.{step[1]}" + (f"({', '.join(inside)})" if inside else "")
 
 
 def _value(value: Any) -> str:

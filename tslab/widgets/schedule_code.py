@@ -16,10 +16,10 @@ _GUARD_BLOCKS = {"FirstIter": "loop.first_iter()", "LastIter": "loop.last_iter()
 _WHEN = re.compile(r"(when_(?:true|false))\((.+)\)")
 
 
-def _call(step: Step) -> str:
+def _call(step: Step, kwargs: dict[str, Any] | None = None) -> str:
     resource, stage, _, label = step[:4]
     method = label if label and stage.endswith("Work") else STAGE_METHODS[stage]
-    return f"{resource}.{method}()"
+    return f"{resource}.{method}({', '.join(f'{name}={value!r}' for name, value in (kwargs or {}).items())})"
 
 
 def _guard_block(guard: str) -> str:
@@ -38,8 +38,10 @@ def _identifier(name: str) -> str:
     return out if out and not out[0].isdigit() else f"_{out}"
 
 
-def schedule_code(task: str, steps: Sequence[Step], loop: tuple[Any, Any, Any] = (0, 1, 1)) -> str:
-    """Source of a ``@schedule`` function running ``steps``; ``loop`` is (start, end, step) of its domain loop.
+def schedule_code(task: str, steps: Sequence[Step], loop: tuple[Any, Any, Any] = (0, 1, 1),
+                  work_kwargs: dict[int, dict[str, Any]] | None = None) -> str:
+    """Source of a ``@schedule`` function running ``steps``; ``loop`` is (start, end, step) of its domain loop,
+    ``work_kwargs`` the compile-time arguments of the work call at each step index (``stage_group(group=1)``).
 
     Data-flow arguments of work calls (``tma_load(row=row)``) are not part of a step list: add them back
     where a work method takes inputs, and bind the output a ``when_true``/``when_false`` block tests
@@ -49,21 +51,21 @@ def schedule_code(task: str, steps: Sequence[Step], loop: tuple[Any, Any, Any] =
     fn = _identifier(task[:-4] if task.endswith("Task") and len(task) > 4 else task).lower() + "_schedule"
     args = ", ".join(f"{r}: MemoryResource" for r in resources)
     lines = ["@schedule", f"def {fn}({args}) -> None:"]
-    head = [s for s in steps if s[2] == "Head"]
-    body = [s for s in steps if s[2] == "Loop"]
-    tail = [s for s in steps if s[2] == "Tail"]
-    lines += [f"    {_call(s)}" for s in head]
+    kwargs = work_kwargs or {}
+    calls = [(s, _call(s, kwargs.get(i))) for i, s in enumerate(steps)]
+    lines += [f"    {call}" for s, call in calls if s[2] == "Head"]
+    body = [(s, call) for s, call in calls if s[2] == "Loop"]
     if body:
         start, end, step = loop
-        uses_loop = any(len(s) > 4 and not _WHEN.fullmatch(s[4]) for s in body)
+        uses_loop = any(len(s) > 4 and not _WHEN.fullmatch(s[4]) for s, _ in body)
         lines.append(f"    with domain_loop({start}, {end}, {step})" + (" as loop:" if uses_loop else ":"))
-        for s in body:
+        for s, call in body:
             if len(s) > 4:
                 lines.append(f"        with {_guard_block(s[4])}")
-                lines.append(f"            {_call(s)}")
+                lines.append(f"            {call}")
             else:
-                lines.append(f"        {_call(s)}")
-    lines += [f"    {_call(s)}" for s in tail]
+                lines.append(f"        {call}")
+    lines += [f"    {call}" for s, call in calls if s[2] == "Tail"]
     if len(lines) == 2:
         lines.append("    pass")
     return "\n".join(lines) + "\n"

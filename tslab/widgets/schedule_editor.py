@@ -97,7 +97,8 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
 
     def code(self, task: str) -> str:
         """The ``@schedule`` function of ``task`` as the editor shows it."""
-        return schedule_code(task, self._design.schedule(task), self._loops().get(task, (0, 1, 1)))
+        return schedule_code(task, self._design.schedule(task), self._loops().get(task, (0, 1, 1)),
+                             self._design.work_kwargs(task))
 
     def load(self, design: Design) -> None:
         """Show ``design`` (e.g. after a revert) without re-checking or notifying listeners."""
@@ -117,7 +118,8 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
         for task, column in self._task_columns.items():
             if task in self._design.tasks():
                 column.show(self._design.schedule(task), {(section, position): caution for (named, section, position),
-                                                          caution in marked.items() if named == task})
+                                                          caution in marked.items() if named == task},
+                            self._design.work_kwargs(task))
 
     def show_rows(self) -> None:
         """Make and show the step rows now, if they were left for later (``rows_when_shown``)."""
@@ -256,9 +258,11 @@ class _TaskColumn(widgets.VBox):
                                                flex="1 1 320px", min_width="0"))
         self.add_class("tslab-task-column")
 
-    def show(self, steps: list[Step], cautions: dict[tuple[str, int], str]) -> None:
-        """List ``steps``, those at ``(section, position)`` in ``cautions`` marked; offer the inserts possible now."""
-        self.steps.show(steps, cautions)
+    def show(self, steps: list[Step], cautions: dict[tuple[str, int], str],
+             work_kwargs: dict[int, dict[str, Any]]) -> None:
+        """List ``steps``, those at ``(section, position)`` in ``cautions`` marked, each work call with its
+        compile-time arguments; offer the inserts possible now."""
+        self.steps.show(steps, cautions, work_kwargs)
         self._inserter.refresh()
 
 

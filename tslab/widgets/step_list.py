@@ -40,9 +40,11 @@ class StepList(anywidget.AnyWidget):
         self._handlers: list[ActionHandler] = []
         self.on_msg(self._message)
 
-    def show(self, steps: list[Step], cautions: dict[tuple[str, int], str] | None = None) -> None:
-        """List ``steps``; ``cautions`` maps ``(section, position)`` to the caution that marks that step."""
-        cautions = cautions or {}
+    def show(self, steps: list[Step], cautions: dict[tuple[str, int], str] | None = None,
+             work_kwargs: dict[int, dict[str, Any]] | None = None) -> None:
+        """List ``steps``; ``cautions`` maps ``(section, position)`` to the caution that marks that step,
+        ``work_kwargs`` a step's index to the compile-time arguments its work call gets (``Design.work_kwargs``)."""
+        cautions, work_kwargs = cautions or {}, work_kwargs or {}
         sections, self._targets = [], {}
         for s, section in enumerate(SECTIONS):
             in_section = ops.section_steps(steps, section)
@@ -52,7 +54,8 @@ class StepList(anywidget.AnyWidget):
                 down = ((section, position + 1) if position < len(in_section) - 1
                         else (SECTIONS[s + 1], 0) if s < len(SECTIONS) - 1 else None)
                 self._targets[index] = {"up": up, "down": down}
-                rows.append({"index": index, "text": step_text(step) + (f" [{step[4]}]" if len(step) > 4 else ""),
+                text = step_text(step, work_kwargs.get(index)) + (f" [{step[4]}]" if len(step) > 4 else "")
+                rows.append({"index": index, "text": text,
                              "caution": cautions.get((section, position)), "up": up is not None,
                              "down": down is not None})
             sections.append({"name": section, "steps": rows})
