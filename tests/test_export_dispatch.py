@@ -19,7 +19,7 @@ from tslab.kernels.gemm_sm90_dispatch import tuned
 
 # M on both sides of each of tuned()'s bounds, and the index of the design each one uses.
 PICKS = [(1, 0), (64, 0), (65, 1), (128, 1), (129, 2), (192, 2), (193, 3), (256, 3), (257, 4), (320, 4), (321, 5),
-         (384, 5), (385, 6), (4096, 6)]
+         (384, 5), (385, 6), (512, 6), (513, 7), (4096, 7)]
 DESIGNS = len(tuned().designs)
 
 
@@ -35,10 +35,10 @@ def test_the_command_says_each_designs_verdict_by_its_range_and_the_files(packag
     from tslab.gpu.cli import exported
 
     said = exported(package).splitlines()
-    assert said[0] == ("exported gemm_sm90 (a dispatch of 7 designs by M) for sm_90a; tslab.check: SAFE (M <= 64), "
+    assert said[0] == ("exported gemm_sm90 (a dispatch of 8 designs by M) for sm_90a; tslab.check: SAFE (M <= 64), "
                        "SAFE (65 <= M <= 128), SAFE (129 <= M <= 192), SAFE (193 <= M <= 256), "
-                       "SAFE (257 <= M <= 320), SAFE (321 <= M <= 384), SAFE (M >= 385)")
-    assert said[1] == f"{package}/" and {"  kernel_0.o", "  kernel_6.o", "  VERDICT.txt"} <= set(said[2:])
+                       "SAFE (257 <= M <= 320), SAFE (321 <= M <= 384), SAFE (385 <= M <= 512), SAFE (M >= 513)")
+    assert said[1] == f"{package}/" and {"  kernel_0.o", "  kernel_7.o", "  VERDICT.txt"} <= set(said[2:])
 
 
 def test_one_object_per_design_with_its_own_prefix(package):
@@ -54,7 +54,7 @@ def test_design_json_holds_the_rules_and_every_design_with_its_checks(package):
     meta = json.loads((package / "design.json").read_text())
     dispatch = tuned()
     assert meta["dispatch"] == {"key": "M", "rules": [{"max_m": bound, "design": i} for i, bound in
-                                                      enumerate((64, 128, 192, 256, 320, 384, None))]}
+                                                      enumerate((64, 128, 192, 256, 320, 384, 512, None))]}
     assert (meta["kernel"], meta["kind"], meta["arch"], meta["dtype"]) == ("gemm_sm90", "gemm", "sm_90a", "float16")
     assert meta["dynamic"] is True and meta["shape"] is None
     entries = meta["designs"]
@@ -68,10 +68,10 @@ def test_design_json_holds_the_rules_and_every_design_with_its_checks(package):
         assert entry["shape_rules"]["multiple_of"] == [1, 8, 8]
         assert entry["tensor_divisibility"] == [[1, 8], [8, 8], [1, 8]]
         assert entry["edits"] == {"schedules": {}, "alias_groups": None}
-    # The swapped designs and DECODE run in clusters of 2, whose rule TS cannot see; the ping-pong, the 128 x 192
-    # tiles and the defaults do not. One warpgroup's 4 warps or two warpgroups' 8, in each of 2 blocks.
-    assert [len(e["checked_beyond_ts"]) for e in entries] == [1, 1, 1, 0, 1, 0, 0]
-    for entry, size in zip([entries[i] for i in (0, 1, 2, 4)], (8, 8, 8, 16), strict=True):
+    # The picks up to M = 320 run in clusters of 2, whose rule TS cannot see; the 128 x 192 tiles, the sub-tiled
+    # epilogue and the defaults do not. One warpgroup's 4 warps or two warpgroups' 8, in each of 2 blocks.
+    assert [len(e["checked_beyond_ts"]) for e in entries] == [1, 1, 1, 1, 1, 0, 0, 0]
+    for entry, size in zip(entries[:5], (8, 8, 8, 16, 16), strict=True):
         assert f"consumer_group.size {size}" in entry["checked_beyond_ts"][0]
 
 
@@ -81,14 +81,14 @@ def test_verdict_txt_has_the_table_then_each_verdict_under_its_range(package):
     heads = ["== M <= 64: design 0 (kernel_0.o) ==", "== 65 <= M <= 128: design 1 (kernel_1.o) ==",
              "== 129 <= M <= 192: design 2 (kernel_2.o) ==", "== 193 <= M <= 256: design 3 (kernel_3.o) ==",
              "== 257 <= M <= 320: design 4 (kernel_4.o) ==", "== 321 <= M <= 384: design 5 (kernel_5.o) ==",
-             "== M >= 385: design 6 (kernel_6.o) =="]
+             "== 385 <= M <= 512: design 6 (kernel_6.o) ==", "== M >= 513: design 7 (kernel_7.o) =="]
     at = [text.index(head) for head in heads]
     assert at == sorted(at)
     sections = [text[a:b] for a, b in zip(at, [*at[1:], len(text)], strict=True)]
     for section, design in zip(sections, tuned().designs, strict=True):
         assert "\ngemm_sm90: SAFE\n" in section
         assert f"checked at each trip count from 1 to {2 * design.params['stages'] + 1} (" in section
-    assert "Clusters of 2" in sections[1] and "Clusters of 2" not in sections[3] and "Clusters of 2" not in sections[6]
+    assert "Clusters of 2" in sections[3] and "Clusters of 2" not in sections[5] and "Clusters of 2" not in sections[7]
 
 
 def test_the_package_picks_by_m_and_loads_every_object_without_tslab(package):
@@ -122,14 +122,14 @@ def test_the_package_picks_by_m_and_loads_every_object_without_tslab(package):
 
 def test_the_package_test_file_covers_every_range_and_runs(package):
     test = json.loads((package / "design.json").read_text())["self_test"]
-    ms = [1, 64, 65, 128, 129, 192, 193, 256, 257, 320, 321, 384, 385]
+    ms = [1, 64, 65, 128, 129, 192, 193, 256, 257, 320, 321, 384, 385, 512, 513]
     assert test["examples"] == [[m, 64, 64] for m in ms] + [[4096, 4096, 4096]]
     assert test["picks"] == [[m, tuned().pick((m,))[0]] for m in ms]
     assert test["picks"][:5] == [[1, 0], [64, 0], [65, 1], [128, 1], [129, 2]]
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(package)],
                          capture_output=True, text=True, timeout=300, check=False, cwd=package.parent)
     assert out.returncode == 0, out.stdout[-2000:]
-    assert "14 passed" in out.stdout  # loads, and design_for at each of the thirteen M; the GPU checks skip here
+    assert "16 passed" in out.stdout  # loads, and design_for at each of the fifteen M; the GPU checks skip here
 
 
 def test_a_refused_design_leaves_nothing_behind(tmp_path):

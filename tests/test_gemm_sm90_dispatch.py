@@ -9,14 +9,25 @@ import pytest
 
 from tslab import check
 from tslab.kernels import gemm_sm90
-from tslab.kernels.gemm_sm90_dispatch import BY_M, CANDIDATES, PAIRS_128, SWAP_64x64, SWAP_64x192, SWAP_128x160, tuned
+from tslab.kernels.gemm_sm90_dispatch import (
+    BY_M,
+    CANDIDATES,
+    ONE_TILE,
+    PAIRS_128,
+    SWAP_64x64,
+    SWAP_64x192,
+    SWAP_128x160,
+    tuned,
+)
 
 
 def test_the_table_is_the_sweeps_winner_for_each_range_of_m():
-    assert [bound for bound, _ in BY_M] == [64, 128, 192, 256, 320, 384, None]
-    assert [params for _, params in BY_M] == [SWAP_64x64, gemm_sm90.DECODE, SWAP_64x192,
-                                              {**gemm_sm90.PINGPONG, "tile_n": 128, "stages": 6}, SWAP_128x160,
-                                              {"tile_n": 192, "stages": 4}, {}]
+    assert [bound for bound, _ in BY_M] == [64, 128, 192, 256, 320, 384, 512, None]
+    assert [params for _, params in BY_M] == [
+        {**SWAP_64x64, **ONE_TILE, "stages": 14}, {**gemm_sm90.DECODE, **ONE_TILE, "stages": 9},
+        {**SWAP_64x192, **ONE_TILE, "stages": 7}, {**PAIRS_128, **ONE_TILE, "stages": 7}, SWAP_128x160,
+        {"tile_n": 192, "stages": 5, **ONE_TILE}, {"epilogue": "subtiles", "stages": 4}, {}]
+    assert ONE_TILE == {"persistent": False, "epilogue": "aliased"}
     assert PAIRS_128 == {"tile_m": 128, "tile_n": 128, "mma_warpgroups": 2, "stages": 5, "cluster_m": 2}
     assert SWAP_64x192["swap_ab"] and SWAP_128x160["swap_ab"] and SWAP_128x160["tile_n"] == 160
 
@@ -25,8 +36,8 @@ def test_the_table_is_the_sweeps_winner_for_each_range_of_m():
 def test_tuned_builds_each_design_for_the_dtype(dtype):
     dispatch = tuned(dtype)
     assert dispatch.designs == tuple(gemm_sm90.design(**params, dtype=dtype) for _, params in BY_M)
-    ms = (1, 64, 65, 128, 129, 192, 193, 256, 257, 320, 321, 384, 385)
-    assert [dispatch.pick((m, 8192, 8192))[0] for m in ms] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6]
+    ms = (1, 64, 65, 128, 129, 192, 193, 256, 257, 320, 321, 384, 385, 512, 513)
+    assert [dispatch.pick((m, 8192, 8192))[0] for m in ms] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7]
 
 
 @pytest.mark.parametrize("index", range(len(BY_M)))

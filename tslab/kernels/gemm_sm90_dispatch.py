@@ -1,18 +1,24 @@
-"""Which ``gemm_sm90`` design serves which M, as measured on the H200: the table an export by M is built from.
+"""Which ``gemm_sm90`` design serves which M, as measured: the table an export by M is built from.
 
 ``BY_M`` lists ``(max_m, params)``: M up to ``max_m`` uses ``gemm_sm90.design(**params)``, the last rule every
 larger M; between two measured Ms the larger-M rule applies. Each candidate (``CANDIDATES``) was timed at N = K =
-8192 beside ``torch.mm`` in the same rounds, its output checked first, compiled with runtime M, N, K as the
-exported package holds it (``benchmarks/gemm.py --dynamic --variant NAME``; benchmarks/NOTES.md, 2026-12-04, two
-runs; ``benchmarks/sweep_dispatch.py`` sweeps the static compiles), fp16 and bf16 alike:
+8192 beside ``torch.mm`` and the design it replaces in the same rounds, its output checked first, compiled with
+runtime M, N, K as the exported package holds it (``benchmarks/gemm.py --tuned --variant NAME``;
+benchmarks/NOTES.md, 2026-12-04 on the H200 and 2026-12-05 on an H100, two runs each), fp16 and bf16 alike:
 
-- M <= 64: ``SWAP_64x64`` (223-224 TFLOP/s, 0.99-1.00x torch.mm; ``DECODE`` 184-187: 64 rows of A leave half
-  the 64 x 128 pairs idle, the swapped 64 x 64 tiles fill 128 blocks).
-- M <= 128: ``gemm_sm90.DECODE`` (436-438, 0.96-0.97x; swapped 64 x 64 298-300).
-- M <= 192: ``SWAP_64x192`` (505-521, 0.90-0.93x: no tile height fits 192 rows; the ping-pongs 356-390).
-- M <= 256: the 128 x 128 ping-pong (637-667, 0.98x; the 128 x 128 pairs 609-633, 0.94-0.95x).
-- M <= 320: ``SWAP_128x160`` (636-669, 0.94-0.95x; the ping-pongs 374-392).
-- M <= 384: 128 x 192 cooperative (681-710, 0.99-1.00x); above: the kernel's defaults (128 x 256 cooperative).
+- M <= 64: swapped 64 x 64 tiles in pairs (the 64 x 128 pairs leave half of each tile idle at 64 rows).
+- M <= 128: ``gemm_sm90.DECODE``'s 64 x 128 pairs.
+- M <= 192: swapped 64 x 192 pairs (no tile height fits 192 rows; the ping-pongs lose 20%).
+- M <= 256: 128 x 128 pairs (the 128 x 128 ping-pong 1% behind in every run, cuBLAS's tile).
+- M <= 320: ``SWAP_128x160`` (cuBLAS's own tile, stages and cluster; 0.89-0.94x torch.mm, the gap inside a block).
+- M <= 384: 128 x 192 cooperative (2.3-3.4% ahead of the persistent 128 x 192, level with torch.mm).
+- M <= 512: the default with the sub-tiled epilogue's fourth stage (``SUBTILES``, +2.7-3.1%).
+- above: the kernel's defaults (128 x 256 cooperative, persistent).
+
+At M <= 384 every tile fits one wave (128 tiles or fewer for 132 SMs at N = 8192), so each pick runs one tile a
+block (``ONE_TILE``): no work-tile loop, the C tile staged over the A/B ring once the K loop is done, its SMEM
+given to the ring (one to four more stages). Those beat the persistent picks by 0.6-2% at M = 64-256 in every run
+and dtype (each p10-p90 apart from the pick's) and are level at M = 320.
 """
 
 from __future__ import annotations
@@ -45,6 +51,16 @@ COOP_128x192: dict[str, Any] = {"tile_n": 192, "stages": 4}
 #: every pick runs one tile a block anyway (128 tiles for 132 SMs at N = 8192), and the C tile's SMEM buys the ring
 #: more stages.
 ONE_TILE: dict[str, Any] = {"persistent": False, "epilogue": "aliased"}
+#: The picks at M <= 384 as one tile a block, with as many stages as SMEM holds (NOTES #35).
+SWAP_64x64_ONE_TILE: dict[str, Any] = {**SWAP_64x64, **ONE_TILE, "stages": 14}
+DECODE_ONE_TILE: dict[str, Any] = {**gemm_sm90.DECODE, **ONE_TILE, "stages": 9}
+SWAP_64x192_ONE_TILE: dict[str, Any] = {**SWAP_64x192, **ONE_TILE, "stages": 7}
+PAIRS_ONE_TILE: dict[str, Any] = {**PAIRS_128, **ONE_TILE, "stages": 7}
+SWAP_128x160_ONE_TILE: dict[str, Any] = {**SWAP_128x160, **ONE_TILE, "stages": 6}
+COOP_128x192_ONE_TILE: dict[str, Any] = {**COOP_128x192, **ONE_TILE, "stages": 5}
+#: The default (128 x 256, the large shapes' pick) with C staged in a ring of sub-tile groups (32 KB instead of
+#: 64 KB), which buys the A/B ring a fourth stage (NOTES #37).
+SUBTILES: dict[str, Any] = {"epilogue": "subtiles", "stages": 4}
 #: Every design the sweep over M weighs, by name.
 CANDIDATES: dict[str, dict[str, Any]] = {
     "default": {}, "decode": gemm_sm90.DECODE, "pairs": PAIRS_128, "pingpong": gemm_sm90.PINGPONG,
@@ -60,25 +76,20 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "swap_64x64_13": {**SWAP_64x64, "stages": 13},
     "pingpong_128x128_pairs": {**PINGPONG_128x128, "cluster_m": 2},
     # the picks at M <= 384 as one tile a block, with as many stages as SMEM holds (NOTES #35)
-    "swap_64x64_aliased": {**SWAP_64x64, **ONE_TILE, "stages": 14},
-    "decode_aliased": {**gemm_sm90.DECODE, **ONE_TILE, "stages": 9},
-    "swap_64x192_aliased": {**SWAP_64x192, **ONE_TILE, "stages": 7},
-    "pairs_aliased": {**PAIRS_128, **ONE_TILE, "stages": 7},
-    "swap_128x160_aliased": {**SWAP_128x160, **ONE_TILE, "stages": 6},
-    "coop_128x192_aliased": {**COOP_128x192, **ONE_TILE, "stages": 5},
+    "swap_64x64_aliased": SWAP_64x64_ONE_TILE, "decode_aliased": DECODE_ONE_TILE,
+    "swap_64x192_aliased": SWAP_64x192_ONE_TILE, "pairs_aliased": PAIRS_ONE_TILE,
+    "swap_128x160_aliased": SWAP_128x160_ONE_TILE, "coop_128x192_aliased": COOP_128x192_ONE_TILE,
     # cuBLAS's kernel at M = 384 (`128x192_64x5_2x1`, column-major: 192 along our M): swapped, pairs, 5 stages
     "swap_128x192_aliased": {**SWAP_128x192, **ONE_TILE, "stages": 5},
     "pingpong_warp_release": {**gemm_sm90.PINGPONG, "per_warp_release": True},
-    # the default (128 x 256, the large shapes' pick) with C staged in a ring of sub-tile groups (32 KB instead of
-    # 64 KB), which buys the A/B ring a fourth stage (NOTES #37)
-    "subtiles": {"epilogue": "subtiles", "stages": 4},
+    "subtiles": SUBTILES,
     # and as cuBLAS runs its 128 x 256 (`128x256_64x4_2x1`): four stages, pairs along M sharing each B tile
-    "subtiles_pairs": {"epilogue": "subtiles", "stages": 4, "cluster_m": 2},
+    "subtiles_pairs": {**SUBTILES, "cluster_m": 2},
 }
 #: ``(max_m, params)`` in ascending max_m; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
 BY_M: tuple[tuple[int | None, dict[str, Any]], ...] = (
-    (64, SWAP_64x64), (128, gemm_sm90.DECODE), (192, SWAP_64x192), (256, PINGPONG_128x128),
-    (320, SWAP_128x160), (384, COOP_128x192), (None, {}))
+    (64, SWAP_64x64_ONE_TILE), (128, DECODE_ONE_TILE), (192, SWAP_64x192_ONE_TILE), (256, PAIRS_ONE_TILE),
+    (320, SWAP_128x160), (384, COOP_128x192_ONE_TILE), (512, SUBTILES), (None, {}))
 
 
 def tuned(dtype: str = "fp16") -> Dispatch:
