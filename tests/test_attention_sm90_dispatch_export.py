@@ -1,4 +1,4 @@
-"""Export of attention_sm90's measured dispatch without a GPU (``tslab export attention_sm90 --tuned``): three
+"""Export of attention_sm90's measured dispatch without a GPU (``tslab export attention_sm90 --tuned``): five
 designs compiled and checked, picked per call by causal and then seqlen_k, and a package that says which design
 each call uses before any GPU is needed."""
 
@@ -36,25 +36,28 @@ def test_the_command_says_each_rule_and_its_verdict(package):
     from tslab.gpu.cli import exported
 
     said = exported(package).splitlines()
-    assert said[0] == ("exported attention_sm90 (a dispatch of 3 designs by causal and seqlen_k) for sm_90a; "
-                       "tslab.check: SAFE (causal=False: seqlen_k <= 2048), SAFE (causal=False: seqlen_k >= 2049), "
-                       "SAFE (causal=True: every seqlen_k)")
-    assert {f"kernel_{i}.o" for i in range(3)} <= {p.name for p in package.iterdir()}
+    assert said[0] == ("exported attention_sm90 (a dispatch of 5 designs by causal and seqlen_k) for sm_90a; "
+                       "tslab.check: SAFE (causal=False: seqlen_k <= 2048), SAFE (causal=False: 2049 <= seqlen_k <= "
+                       "8192), SAFE (causal=False: seqlen_k >= 8193), SAFE (causal=True: seqlen_k <= 8192), "
+                       "SAFE (causal=True: seqlen_k >= 8193)")
+    assert {f"kernel_{i}.o" for i in range(5)} <= {p.name for p in package.iterdir()}
 
 
 def test_design_json_holds_the_rules_by_causal_and_seqlen_k(package):
     meta = json.loads((package / "design.json").read_text())
     assert meta["dispatch"] == {"key": "seqlen_k", "variant": "causal", "rules": [
-        {"max_seqlen_k": 2048, "design": 0, "causal": False}, {"max_seqlen_k": None, "design": 1, "causal": False},
-        {"max_seqlen_k": None, "design": 2, "causal": True}]}
+        {"max_seqlen_k": 2048, "design": 0, "causal": False}, {"max_seqlen_k": 8192, "design": 1, "causal": False},
+        {"max_seqlen_k": None, "design": 2, "causal": False}, {"max_seqlen_k": 8192, "design": 3, "causal": True},
+        {"max_seqlen_k": None, "design": 4, "causal": True}]}
     assert [e["design"] for e in meta["designs"]] == [d.to_dict() for d in attention_sm90_dispatch.tuned().designs]
-    assert [e["verdict"] for e in meta["designs"]] == ["SAFE"] * 3
-    # Each side of the bound, for each causal value, and a problem of each side among the package test's own.
-    assert meta["self_test"]["picks"] == [[False, 1, 0], [False, 2048, 0], [False, 2049, 1], [True, 1, 2],
-                                          [True, 2048, 2], [True, 2049, 2]]
-    assert [1, 2048, 2048, 2, 2] in meta["self_test"]["examples"]
-    assert [1, 2049, 2049, 2, 2] in meta["self_test"]["examples"]
-    assert meta["about"]["designs"].startswith("3, one per launch by causal and seqlen_k: causal=False: seqlen_k "
+    assert [e["verdict"] for e in meta["designs"]] == ["SAFE"] * 5
+    # Each side of every bound, for each causal value, and a problem of each side among the package test's own.
+    assert meta["self_test"]["picks"] == [[False, 1, 0], [False, 2048, 0], [False, 2049, 1], [False, 8192, 1],
+                                          [False, 8193, 2], [True, 1, 3], [True, 2048, 3], [True, 2049, 3],
+                                          [True, 8192, 3], [True, 8193, 4]]
+    for seqlen in (2048, 2049, 8192, 8193):
+        assert [1, seqlen, seqlen, 2, 2] in meta["self_test"]["examples"]
+    assert meta["about"]["designs"].startswith("5, one per launch by causal and seqlen_k: causal=False: seqlen_k "
                                                "<= 2048 design 0, ")
 
 
@@ -65,19 +68,23 @@ def test_verdict_txt_opens_with_the_table(package):
 
 
 @pytest.mark.parametrize(("causal", "seqlen_k", "index"), [(False, 1, 0), (False, 2048, 0), (False, 2049, 1),
-                                                           (False, 1 << 20, 1), (True, 7, 2), (True, 8192, 2)])
+                                                           (False, 8192, 1), (False, 8193, 2), (False, 1 << 20, 2),
+                                                           (True, 7, 3), (True, 8192, 3), (True, 8193, 4)])
 def test_a_call_uses_the_design_its_causal_and_seqlen_k_pick(kernel, causal, seqlen_k, index):
     assert kernel.design_for(causal, seqlen_k) is kernel.DESIGNS[index]
     assert kernel._index_for(causal, seqlen_k) == index
     params = kernel.DESIGNS[index]["design"]["params"]
     assert params["causal"] is causal and params["persistent"] is (index == 0)
+    assert params["tile_n"] == (176 if index in (2, 4) else 128)
 
 
 def test_design_for_asks_for_seqlen_k_only_where_the_pick_needs_it(kernel):
-    assert kernel.design_for(True) is kernel.DESIGNS[2]
     with pytest.raises(kernel.ExportedInputError, match=r"design_for\(causal=False\): this package picks by seqlen_k "
-                                                        r"too \(max_seqlen_k 2048, None\): pass seqlen_k=\.\.\."):
+                                                        r"too \(max_seqlen_k 2048, 8192, None\): pass seqlen_k=\.\.\."):
         kernel.design_for(False)
+    with pytest.raises(kernel.ExportedInputError, match=r"design_for\(causal=True\): this package picks by seqlen_k "
+                                                        r"too \(max_seqlen_k 8192, None\): pass seqlen_k=\.\.\."):
+        kernel.design_for(True)
     with pytest.raises(kernel.ExportedInputError, match=r"seqlen_k=0: expected a positive int"):
         kernel.design_for(False, 0)
     with pytest.raises(kernel.ExportedInputError, match=r"causal=1: expected True or False"):
@@ -89,8 +96,8 @@ def test_the_package_test_file_runs(package):
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(package)],
                          capture_output=True, text=True, timeout=300, check=False, cwd=package.parent)
     assert out.returncode == 0, out.stdout[-2000:]
-    if device() is None:  # loads the three objects and checks every pick; the GPU checks skip here
-        assert "2 passed, 15 skipped" in out.stdout
+    if device() is None:  # loads the five objects and checks every pick; the GPU checks skip here
+        assert "2 passed, 19 skipped" in out.stdout
 
 
 def test_head_dim_64_picks_its_own_table(tmp_path, capsys):

@@ -1,16 +1,19 @@
-"""Which ``attention_sm90`` design serves which calls, as measured on the H200: the table an export by causal and
-seqlen_k is built from.
+"""Which ``attention_sm90`` design serves which calls, as measured: the table an export by causal and seqlen_k is
+built from.
 
 ``BY_SEQLEN_K[head_dim]`` lists ``(causal, max_seqlen_k, params)``: a call with that ``causal`` and at most
 ``max_seqlen_k`` keys uses ``attention_sm90.design(**params, causal=causal)``, the last rule of each causal value
 every longer row. Timed beside flash-attn-4 and SDPA's cuDNN in the same rounds, outputs checked first, compiled
 with runtime extents as the exported package holds them (``benchmarks/attention.py --variant``; benchmarks/NOTES.md,
-2026-12-05, two runs, bf16, b4 h32):
+2026-12-05, two runs or more, h32):
 
 - head_dim 128, non-causal, seqlen_k <= 2048: ``SHORT_ROWS``, the persistent schedule with two Q stages (1.046 /
-  1.031x the default at s = 2048: a short row's 16 K/V tiles leave the prologue and epilogue of each Q tile
-  exposed, and the next tile's Q loads while this one's last GEMMs run); 0.95-0.99x the default from s = 4096 on.
-- head_dim 128, causal: the kernel's defaults at every length (``SHORT_ROWS`` 0.91-0.97x).
+  1.031x the default at s = 2048, H200, b4: a short row's 16 K/V tiles leave the prologue and epilogue of each Q
+  tile exposed, and the next tile's Q loads while this one's last GEMMs run); 0.95-0.99x the default from 4096.
+- head_dim 128, seqlen_k > 8192, causal and not: ``LONG_ROWS``, 176-wide K/V tiles in three stages (FlashAttention-3's
+  non-causal tile): 1.02-1.06x the default at 16,384 keys (b1) in every run (H100: three runs non-causal, two
+  causal, both dtypes); at 8,192 keys (b4) level non-causal (1.00-1.02x) and 1-2% behind causal, at 4,096 behind.
+- head_dim 128, the rest (non-causal 2,049-8,192 keys, causal up to 8,192): the kernel's defaults.
 - head_dim 64: ``attention_sm90.HEAD_DIM_64`` (three warpgroups, NOTES A20) at every length; no pick by length
   measured yet.
 """
@@ -25,10 +28,13 @@ from . import attention_sm90
 
 #: A persistent block per SM over the Q tiles, two Q stages: the next tile's Q loads under this one's GEMMs.
 SHORT_ROWS: dict[str, Any] = {"persistent": True, "q_stages": 2}
+#: K/V tiles 176 wide (three stages fit): fewer, longer K/V steps a Q tile, which pays on rows of more than 8,192 keys.
+LONG_ROWS: dict[str, Any] = {"tile_n": 176, "kv_stages": 3}
 #: ``{head_dim: ((causal, max_seqlen_k, params), ...)}``, each causal value's rules in ascending max_seqlen_k, the
 #: last None; ``{}`` is the kernel's defaults (``attention_sm90.PARAMS``).
 BY_SEQLEN_K: dict[int, tuple[tuple[bool, int | None, dict[str, Any]], ...]] = {
-    128: ((False, 2048, SHORT_ROWS), (False, None, {}), (True, None, {})),
+    128: ((False, 2048, SHORT_ROWS), (False, 8192, {}), (False, None, LONG_ROWS), (True, 8192, {}),
+          (True, None, LONG_ROWS)),
     64: ((False, None, attention_sm90.HEAD_DIM_64), (True, None, attention_sm90.HEAD_DIM_64)),
 }
 
