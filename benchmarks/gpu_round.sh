@@ -68,6 +68,14 @@ case $1 in
     step "gemm-subtiles-range-run$RUN" 240 python3 benchmarks/gemm.py --tuned --no-package --dtypes bf16 fp16 \
       --repeats 4 --variant subtiles --shapes 512,8192,8192 1024,8192,8192 2048,8192,8192 1024,4096,4096 \
       2048,4096,4096 8192,4096,4096 --json "$OUT/gemm-subtiles-range-run$RUN.json"
+    # the dispatch's package (every range's pick, both sides of every bound), then its own call beside torch.mm at
+    # each small M, and beside quack's best where quack comes close (M = 256-512)
+    step gemm-dispatch-tests 180 "${PYTEST[@]}" tests/test_gpu_gemm_dispatch.py
+    step "gemm-package-small-m-run$RUN" 150 python3 benchmarks/gemm.py --tuned --dtypes fp16 bf16 --repeats 5 \
+      --shapes 64,8192,8192 128,8192,8192 192,8192,8192 256,8192,8192 320,8192,8192 384,8192,8192 512,8192,8192 \
+      --json "$OUT/gemm-package-small-m-run$RUN.json"
+    step "gemm-package-quack-run$RUN" 200 python3 benchmarks/gemm.py --tuned --peer quack --dtypes fp16 bf16 \
+      --repeats 5 --shapes 256,8192,8192 384,8192,8192 512,8192,8192 --json "$OUT/gemm-package-quack-run$RUN.json"
     ;;
   attention)
     step attention-tests 300 "${PYTEST[@]}" tests/test_gpu_attention.py
@@ -76,6 +84,10 @@ case $1 in
     step "attention-wide-tile-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
       --causal no yes --peer fa4 --repeats 4 --no-package --variant tile_n=176,kv_stages=3 --shapes 4,4096,32 4,8192,32 1,16384,32 \
       --json "$OUT/attention-wide-tile-run$RUN.json"
+    # the tuned package with its long-row rule (176-wide K/V tiles from 8,193 keys), its picks on the GPU first
+    step attention-dispatch-tests 240 "${PYTEST[@]}" tests/test_gpu_attention.py -k tuned_dispatch
+    step "attention-long-rows-run$RUN" 150 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
+      --causal no yes --peer fa4 --repeats 4 --shapes 4,8192,32 1,16384,32 --json "$OUT/attention-long-rows-run$RUN.json"
     ;;
 esac
 echo "== round done at $(( $(date +%s) - started )) s"
