@@ -150,7 +150,8 @@ def test_text_and_mime_bundle_show_the_table(three):
     assert repr(three) == text
     bundle = three._repr_mimebundle_()
     assert bundle["text/plain"] == text
-    assert "<td>129 &lt;= M &lt;= 384</td><td>tile_n=128, stages=5, cluster_m=2</td>" in bundle["text/html"]
+    assert ("<td style='white-space:nowrap;text-align:left'>129 &lt;= M &lt;= 384</td>"
+            "<td style='text-align:left'>tile_n=128, stages=5, cluster_m=2</td>") in bundle["text/html"]
 
 
 def test_the_table_names_edits():

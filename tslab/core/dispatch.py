@@ -181,10 +181,12 @@ class Dispatch:
 
     def _repr_html_(self) -> str:
         head = html.escape(self.text().splitlines()[0].rstrip(":"))
-        rows = "".join(f"<tr><td>{html.escape(span)}</td><td>{html.escape(what)}</td></tr>"
-                       for span, what in self.table())
-        return (f"<table class='tslab-dispatch'><caption>{head}</caption>"
-                f"<tr><th>{html.escape(self.key)}</th><th>design</th></tr>{rows}</table>")
+        # a range stays on one line; the designs, the long column, wrap left-aligned under their own start
+        span_style, what_style = "white-space:nowrap;text-align:left", "text-align:left"
+        rows = "".join(f"<tr><td style='{span_style}'>{html.escape(span)}</td>"
+                       f"<td style='{what_style}'>{html.escape(what)}</td></tr>" for span, what in self.table())
+        return (f"<table class='tslab-dispatch'><caption>{head}</caption><tr><th style='{span_style}'>"
+                f"{html.escape(self.key)}</th><th style='{what_style}'>design</th></tr>{rows}</table>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": self._repr_html_()}
