@@ -80,8 +80,9 @@ class SingleBuffer:
         if stages == 1:
             return None
         return Issue("invalid-config", f"resource '{self.resource}'",
-                     f"num_stages={stages}: the kernel stages {self.holds} in one buffer, so the next tile's would be "
-                     "written over the one still being read (TS counts each stage as bytes of its own)",
+                     f"num_stages={stages}: the kernel stages {self.holds} in one buffer, so each tile's would be "
+                     "written over the previous tile's while that is still being read (TS counts each stage as bytes "
+                     "of its own)",
                      "keep num_stages=1" + (f", or {self.instead}" if self.instead else ""))
 
 
