@@ -9,6 +9,7 @@
 #   BUDGET=540 RUN=2 bash benchmarks/gpu_round.sh gemm
 #   bash benchmarks/gpu_round.sh gemm large # only the steps whose name holds "large" (a round that did not fit one call)
 #   bash benchmarks/gpu_round.sh gemm m320 m384 large   # the steps whose name holds any of these
+#   OUT=$OUT/g PACK=1 bash benchmarks/gpu_round.sh gemm dispatch   # on the device: one file, $OUT/g.tgz, comes back
 #
 # Run from the repository root on the GPU machine after `bash benchmarks/pack_device_wheels.sh` here (it sets up
 # CuTe DSL and the peers there through .peers/env.sh). A step that would start with under 30 s of BUDGET left is
@@ -91,3 +92,7 @@ case $1 in
     ;;
 esac
 echo "== round done at $(( $(date +%s) - started )) s"
+# PACK=1: the round's folder as one tarball beside it (a device call returns at most eight files)
+if [[ ${PACK:-0} == 1 ]]; then
+  tar -czf "$OUT.tgz" -C "$OUT" . && rm -rf "$OUT" && echo "== packed into $OUT.tgz"
+fi
