@@ -168,14 +168,20 @@ def test_invalid_combinations_name_the_param(params, match):
         gemm_sm90.build(**params)
 
 
-@pytest.mark.parametrize("epilogue", ["dedicated", "aliased"])
-def test_a_second_stage_of_a_whole_c_tile_is_invalid(epilogue):
-    """The whole-tile epilogues stage C in one buffer: TS would check a second ``smem_epi`` stage SAFE (bytes of
-    its own) while the kernel writes the next tile's C over the one being stored, so the edit is refused by name,
-    and the sub-tiled ring, whose stages are buffers of their own, takes any depth."""
-    params = {"epilogue": epilogue, "persistent": epilogue == "dedicated"}
+@pytest.mark.parametrize("params", [{}, gemm_sm90.ALIASED, gemm_sm90.PINGPONG],
+                         ids=["dedicated", "aliased", "pingpong"])
+def test_a_second_stage_of_a_whole_c_tile_is_invalid(params):
+    """The whole-tile epilogues stage C in one buffer; TS would count a second stage as bytes of its own and check
+    SAFE a kernel that writes the next tile over the one being stored, so the edit is refused by name."""
     v = tslab.check(gemm_sm90.design(**params).with_pipeline("smem_epi", num_stages=2))
-    assert v.status == "INVALID" and [e.where for e in v.errors] == ["resource 'smem_epi'"]
+    assert v.status == "INVALID"
+    assert [e.where for e in v.errors] == ["resource 'smem_epi'"]
     assert "one buffer" in v.errors[0].message and "epilogue='subtiles'" in v.errors[0].hint
-    deeper = gemm_sm90.design(epilogue="subtiles", stages=3).with_pipeline("smem_epi", num_stages=3)
-    assert deeper.consistency_issues() == []
+
+
+def test_the_subtiled_epilogue_takes_any_ring_depth():
+    """Its ring's stages are buffers of their own, sized from the ring (the kernel's layout too)."""
+    for stages in (1, 3):
+        d = gemm_sm90.design(epilogue="subtiles", stages=3).with_pipeline("smem_epi", num_stages=stages)
+        v = tslab.check(d)
+        assert v.status == "SAFE" and v.smem_total == 3 * (128 + 256) * 64 * 2 + stages * 2 * 128 * 32 * 2
