@@ -107,6 +107,11 @@ def work_kwargs_from_task(task: Any) -> dict[int, dict[str, Any]]:
     return out
 
 
+def kwargs_text(kwargs: dict[str, Any] | None) -> str:
+    """Keyword arguments as a call spells them: ``{"group": 1}`` -> ``group=1``."""
+    return ", ".join(f"{name}={value!r}" for name, value in (kwargs or {}).items())
+
+
 def steps_to_legacy(steps: Sequence[Step], resources: dict[str, Any], conditions: Conditions, *,
                     task: str) -> list[tuple]:
     """Map plain steps to TS legacy schedule tuples ``(res, stage, section, guard, label)``; a ``when_true`` or

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.design import Design
-from ..core.steps import SECTIONS, Step
+from ..core.steps import SECTIONS, Step, kwargs_text
 
 
 def describe_change(old: Design | None, new: Design) -> str:
@@ -80,9 +80,8 @@ def describe_steps(task: str, before: Sequence[Step], after: Sequence[Step], mov
 def step_text(step: Step, kwargs: dict[str, Any] | None = None) -> str:
     """``smem.ConsumerWork(load)``; a work step's compile-time arguments after its label
     (``smem_epi.ProducerWork(stage_group, group=1)``)."""
-    inside = [step[3]] if step[3] else []
-    inside += [f"{name}={value!r}" for name, value in (kwargs or {}).items()]
-    return f"{step[0]}.{step[1]}" + (f"({', '.join(inside)})" if inside else "")
+    inside = ", ".join(filter(None, [step[3], kwargs_text(kwargs)]))
+    return f"{step[0]}.{step[1]}" + (f"({inside})" if inside else "")
 
 
 def _value(value: Any) -> str:

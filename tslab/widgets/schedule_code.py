@@ -8,7 +8,7 @@ from typing import Any
 
 from cutlass.experimental.task_scheduling.schedule_builder import _STANDARD_STAGE_METHODS
 
-from ..core.steps import Step
+from ..core.steps import Step, kwargs_text
 
 #: ScheduleStage name -> the resource proxy method that records it (TS's own table, inverted).
 STAGE_METHODS: dict[str, str] = {stage.name: method for method, stage in _STANDARD_STAGE_METHODS.items()}
@@ -19,7 +19,7 @@ _WHEN = re.compile(r"(when_(?:true|false))\((.+)\)")
 def _call(step: Step, kwargs: dict[str, Any] | None = None) -> str:
     resource, stage, _, label = step[:4]
     method = label if label and stage.endswith("Work") else STAGE_METHODS[stage]
-    return f"{resource}.{method}({', '.join(f'{name}={value!r}' for name, value in (kwargs or {}).items())})"
+    return f"{resource}.{method}({kwargs_text(kwargs)})"
 
 
 def _guard_block(guard: str) -> str:
