@@ -230,10 +230,10 @@ def consistency_issues(params: dict[str, Any], pipelines: dict[str, dict[str, An
     releases its own block's stage only), which would let one block's loads overwrite a stage its peer is
     still reading. Alone (``cluster_m`` = 1), a cluster layout would release stages in blocks that do not exist.
     """
-    issues: list[Issue] = []
     cfg = pipelines.get("smem_ab")
     if cfg is None:
-        return issues
+        return []
+    issues: list[Issue] = []
     cm = params["cluster_m"]
     want_layout = None if cm == 1 else [1, cm, 1, 1]
     layout = cfg.get("cta_layout_vmnk")
