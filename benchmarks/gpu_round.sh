@@ -61,14 +61,18 @@ case $1 in
         --repeats 5 --shapes "$m,8192,8192" "${variants[@]}" --json "$OUT/gemm-m$m-run$RUN.json"
     done
     step gemm-profiles 120 python3 benchmarks/profile_kernels.py --out "$OUT/profiles" --only gemm_sm90_m256 gemm_sm90_m320
+    # the package (its K rule takes 4096^3) beside torch.mm and quack's best on the four large problems
     step "gemm-large-run$RUN" 240 python3 benchmarks/gemm.py --tuned --peer quack --dtypes bf16 fp16 --repeats 5 \
-      --variant subtiles --variant subtiles_pairs --shapes 4096,4096,4096 8192,8192,8192 8192,28672,4096 16384,4096,14336 \
-      --json "$OUT/gemm-large-run$RUN.json"
+      --shapes 4096,4096,4096 8192,8192,8192 8192,28672,4096 16384,4096,14336 --json "$OUT/gemm-large-run$RUN.json"
     # where the sub-tiled epilogue's fourth stage pays (#37: +2-11% at 4096^3, -2 to -7% at 8192^3 fp16): the Ms
     # between the small-M picks and the large shapes, at K = 4096 and 8192, beside the default the package picks there
     step "gemm-subtiles-range-run$RUN" 240 python3 benchmarks/gemm.py --tuned --no-package --dtypes bf16 fp16 \
       --repeats 4 --variant subtiles --shapes 512,8192,8192 1024,8192,8192 2048,8192,8192 1024,4096,4096 \
       2048,4096,4096 8192,4096,4096 --json "$OUT/gemm-subtiles-range-run$RUN.json"
+    # is it K or N that makes the fourth stage pay (every winning shape of #37 had N = K = 4096)? each swapped
+    step "gemm-subtiles-nk-run$RUN" 150 python3 benchmarks/gemm.py --tuned --no-package --dtypes bf16 fp16 \
+      --repeats 4 --variant subtiles --shapes 2048,8192,4096 2048,4096,8192 4096,8192,4096 4096,4096,8192 \
+      --json "$OUT/gemm-subtiles-nk-run$RUN.json"
     # the dispatch's package (every range's pick, both sides of every bound), then its own call beside torch.mm at
     # each small M, and beside quack's best where quack comes close (M = 256-512)
     step gemm-dispatch-tests 180 "${PYTEST[@]}" tests/test_gpu_gemm_dispatch.py
@@ -89,6 +93,13 @@ case $1 in
     step attention-dispatch-tests 240 "${PYTEST[@]}" tests/test_gpu_attention.py -k tuned_dispatch
     step "attention-long-rows-run$RUN" 150 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
       --causal no yes --peer fa4 --repeats 4 --shapes 4,8192,32 1,16384,32 --json "$OUT/attention-long-rows-run$RUN.json"
+    # where the long-row rule's bound goes between 8,192 and 16,384 keys: the wide tile beside the default
+    step "attention-long-bound-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
+      --causal no yes --peer fa4 --repeats 4 --no-package --variant tile_n=176,kv_stages=3 --shapes 2,12288,32 \
+      --json "$OUT/attention-long-bound-run$RUN.json"
+    # head_dim 64: its tuned package (three warpgroups) beside flash-attn-4 and cuDNN on the issue's shapes
+    step "attention-d64-run$RUN" 200 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 64 \
+      --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-d64-run$RUN.json"
     ;;
 esac
 echo "== round done at $(( $(date +%s) - started )) s"

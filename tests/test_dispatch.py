@@ -260,3 +260,65 @@ def test_the_measured_attention_tables_are_valid_dispatches():
     assert {d.params["mma_warpgroups"] for d in d64.designs} == {3}
     with pytest.raises(DesignError, match=r"head_dim=96 has no measured table\n  hint: pass one of 128, 64"):
         attention_sm90_dispatch.tuned(head_dim=96)
+
+
+@pytest.fixture(scope="module")
+def by_m_and_k() -> Dispatch:
+    """M <= 128 one design; up to M = 4096 another where K <= 4096; every other problem the defaults."""
+    return Dispatch([(128, SMALL), ({"M": 4096, "K": 4096}, MIDDLE), (None, LARGE)])
+
+
+@pytest.mark.parametrize(("shape", "index"), [
+    ((128, 8192, 8192), 0), ((129, 8192, 4096), 1), ((4096, 64, 4096), 1), ((4096, 8192, 4104), 2),
+    ((4097, 8192, 4096), 2), ((129, 8192, 8192), 2), ((1, 8, 10**6), 0)])
+def test_a_rule_may_bound_k_beside_m(by_m_and_k, shape, index):
+    assert by_m_and_k.pick(shape) == (index, by_m_and_k.designs[index])
+
+
+def test_rules_that_bound_k_say_so_in_words_and_in_plain_data(by_m_and_k):
+    assert by_m_and_k.keys == ("M", "K")
+    assert by_m_and_k.ranges() == ["M <= 128", "129 <= M <= 4096, K <= 4096", "M >= 129, otherwise"]
+    assert by_m_and_k.text().splitlines()[0] == "gemm_sm90 by M and K, 3 designs, dtype fp16:"
+    data = by_m_and_k.to_dict()
+    assert [{k: v for k, v in r.items() if k != "design"} for r in data["rules"]] == [
+        {"max_m": 128}, {"max_m": 4096, "max_k": 4096}, {"max_m": None}]
+    validate_dispatch_document(data)
+    assert Dispatch.from_dict(data) == by_m_and_k and Dispatch.from_json(by_m_and_k.to_json()) == by_m_and_k
+
+
+def test_a_dict_bound_of_m_alone_is_the_plain_bound():
+    assert Dispatch([({"M": 128, "K": None}, SMALL), (None, LARGE)]) == Dispatch([(128, SMALL), (None, LARGE)])
+
+
+def test_a_k_bound_needs_a_shape_with_k(by_m_and_k):
+    with pytest.raises(DesignError, match=r"dispatch 'gemm_sm90': shape=\(256,\) has no K\n  hint: pass the"):
+        by_m_and_k.pick((256,))
+
+
+@pytest.mark.parametrize(("rules", "match"), [
+    ([({"M": 128, "B": 4}, SMALL), (None, LARGE)],
+     r"dispatch 'gemm_sm90' rule 1: bound \{'M': 128, 'B': 4\} names 'B', which a dispatch by M does not compare\n"
+     r"  hint: bound M \(and N, K\) only"),
+    ([({"M": 128, "K": 0}, SMALL), (None, LARGE)], r"rule 1: max_k=0 is not a positive int\n  hint: give the "),
+    ([(128, SMALL), ({"M": None, "K": 4096}, LARGE)],
+     r"rule 2: max_k=4096 bounds the last rule\n  hint: the last rule serves every problem the others do not"),
+    ([({"M": 4096, "K": 4096}, SMALL), (512, MIDDLE), (None, LARGE)],
+     r"rule 2: max_m=512 is not above rule 1's 4096\n  hint: list the rules by ascending max_m"),
+    ([(4096, SMALL), ({"M": 4096, "K": 4096}, MIDDLE), (None, LARGE)], r"rule 2: serves no problem: rule 1 comes"),
+    ([({"M": 4096, "K": 8192}, SMALL), ({"M": 4096, "K": 4096}, MIDDLE), (None, LARGE)],
+     r"rule 2: serves no problem: rule 1 comes first and serves every problem this one would\n  hint: put it before "
+     r"rule 1, or drop it"),
+])
+def test_invalid_k_bounds_name_the_rule_and_the_fix(rules, match):
+    with pytest.raises(DesignError, match=match):
+        Dispatch(rules)
+
+
+def test_a_k_bound_in_plain_data_is_checked_like_the_others(by_m_and_k):
+    data = by_m_and_k.to_dict()
+    data["rules"][1]["max_k"] = "4096"
+    with pytest.raises(DesignError, match=r"rules\[1\]\.max_k=\"4096\" is a string"):
+        Dispatch.from_dict(data)
+    data["rules"][1].update(max_k=4096, max_seqlen_k=5)
+    with pytest.raises(DesignError, match=r"rules\[1\]\.max_seqlen_k is not the bound of a dispatch by M"):
+        Dispatch.from_dict(data)

@@ -1,5 +1,6 @@
-"""Export of a Dispatch without a GPU: one object per design, design.json and VERDICT.txt per design, a package
-that picks by M and loads without tslab; a refused design leaves nothing behind."""
+"""Export of a Dispatch without a GPU: one object per design (a design two rules share, once), design.json and
+VERDICT.txt per design, a package that picks by M and K and loads without tslab; a refused design leaves nothing
+behind."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ from tslab.gpu.export import export
 from tslab.kernels import gemm_sm90
 from tslab.kernels.gemm_sm90_dispatch import tuned
 
-# M on both sides of each of tuned()'s bounds, and the index of the design each one uses.
-PICKS = [(1, 0), (64, 0), (65, 1), (128, 1), (129, 2), (192, 2), (193, 3), (256, 3), (257, 4), (320, 4), (321, 5),
-         (384, 5), (385, 6), (512, 6), (513, 7), (4096, 7)]
+# (M, N, K) on both sides of each of tuned()'s bounds, and the index of the design each one uses.
+PICKS = [((1, 64, 64), 0), ((64, 64, 64), 0), ((65, 64, 64), 1), ((128, 64, 64), 1), ((129, 64, 64), 2),
+         ((192, 64, 64), 2), ((193, 64, 64), 3), ((256, 64, 64), 3), ((257, 64, 64), 4), ((320, 64, 64), 4),
+         ((321, 64, 64), 5), ((384, 64, 64), 5), ((385, 64, 64), 6), ((512, 8192, 8192), 6), ((513, 64, 64), 6),
+         ((4096, 4096, 4096), 6), ((4096, 64, 4104), 7), ((4097, 64, 64), 7), ((513, 8192, 8192), 7)]
 DESIGNS = len(tuned().designs)
 
 
@@ -35,9 +38,10 @@ def test_the_command_says_each_designs_verdict_by_its_range_and_the_files(packag
     from tslab.gpu.cli import exported
 
     said = exported(package).splitlines()
-    assert said[0] == ("exported gemm_sm90 (a dispatch of 8 designs by M) for sm_90a; tslab.check: SAFE (M <= 64), "
-                       "SAFE (65 <= M <= 128), SAFE (129 <= M <= 192), SAFE (193 <= M <= 256), "
-                       "SAFE (257 <= M <= 320), SAFE (321 <= M <= 384), SAFE (385 <= M <= 512), SAFE (M >= 513)")
+    assert said[0] == ("exported gemm_sm90 (a dispatch of 8 designs by M and K) for sm_90a; tslab.check: SAFE "
+                       "(M <= 64), SAFE (65 <= M <= 128), SAFE (129 <= M <= 192), SAFE (193 <= M <= 256), "
+                       "SAFE (257 <= M <= 320), SAFE (321 <= M <= 384), SAFE (385 <= M <= 512 or 513 <= M <= 4096, "
+                       "K <= 4096), SAFE (M >= 513, otherwise)")
     assert said[1] == f"{package}/" and {"  kernel_0.o", "  kernel_7.o", "  VERDICT.txt"} <= set(said[2:])
 
 
@@ -53,8 +57,9 @@ def test_one_object_per_design_with_its_own_prefix(package):
 def test_design_json_holds_the_rules_and_every_design_with_its_checks(package):
     meta = json.loads((package / "design.json").read_text())
     dispatch = tuned()
-    assert meta["dispatch"] == {"key": "M", "rules": [{"max_m": bound, "design": i} for i, bound in
-                                                      enumerate((64, 128, 192, 256, 320, 384, 512, None))]}
+    assert meta["dispatch"] == {"key": "M", "rules": [
+        *({"max_m": bound, "design": i} for i, bound in enumerate((64, 128, 192, 256, 320, 384, 512))),
+        {"max_m": 4096, "max_k": 4096, "design": 6}, {"max_m": None, "design": 7}]}
     assert (meta["kernel"], meta["kind"], meta["arch"], meta["dtype"]) == ("gemm_sm90", "gemm", "sm_90a", "float16")
     assert meta["dynamic"] is True and meta["shape"] is None
     entries = meta["designs"]
@@ -81,7 +86,8 @@ def test_verdict_txt_has_the_table_then_each_verdict_under_its_range(package):
     heads = ["== M <= 64: design 0 (kernel_0.o) ==", "== 65 <= M <= 128: design 1 (kernel_1.o) ==",
              "== 129 <= M <= 192: design 2 (kernel_2.o) ==", "== 193 <= M <= 256: design 3 (kernel_3.o) ==",
              "== 257 <= M <= 320: design 4 (kernel_4.o) ==", "== 321 <= M <= 384: design 5 (kernel_5.o) ==",
-             "== 385 <= M <= 512: design 6 (kernel_6.o) ==", "== M >= 513: design 7 (kernel_7.o) =="]
+             "== 385 <= M <= 512 or 513 <= M <= 4096, K <= 4096: design 6 (kernel_6.o) ==",
+             "== M >= 513, otherwise: design 7 (kernel_7.o) =="]
     at = [text.index(head) for head in heads]
     assert at == sorted(at)
     sections = [text[a:b] for a, b in zip(at, [*at[1:], len(text)], strict=True)]
@@ -102,19 +108,27 @@ def test_the_package_picks_by_m_and_loads_every_object_without_tslab(package):
         sys.path.insert(0, sys.argv[1])
         import {package.name} as kernel
         loaded = [type(kernel.load(i)).__name__ for i in range(len(kernel.DESIGNS))]
-        picks = [kernel.DESIGNS.index(kernel.design_for(m)) for m in {[m for m, _ in PICKS]}]
+        picks = [kernel.DESIGNS.index(kernel.design_for(*shape)) for shape in {[shape for shape, _ in PICKS]}]
         try:
-            kernel._PACKAGE.check_shape("(M, N, K)", (200, 100, 64), kernel._index_for(200))
+            kernel._PACKAGE.check_shape("(M, N, K)", (200, 100, 64), kernel._index_for(200, 100, 64))
         except kernel.ExportedKernelError as exc:
             error = str(exc)
-        print(json.dumps([loaded, picks, kernel.DISPATCH, error, "tslab" in sys.modules]))
+        try:
+            kernel.design_for(600)
+        except kernel.ExportedInputError as exc:
+            no_k = str(exc)
+        no_k = [no_k, kernel.DESIGNS.index(kernel.design_for(200)), kernel.DESIGNS.index(kernel.design_for(8192))]
+        print(json.dumps([loaded, picks, kernel.DISPATCH, error, no_k, "tslab" in sys.modules]))
     """)
     out = subprocess.run([sys.executable, "-c", code, str(package.parent)], capture_output=True, text=True,
                          timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
-    loaded, picks, dispatch, error, has_tslab = json.loads(out.stdout)
+    loaded, picks, dispatch, error, no_k, has_tslab = json.loads(out.stdout)
     assert len(loaded) == DESIGNS and len(set(loaded)) == 1 and not has_tslab
-    assert picks == [index for _, index in PICKS] == [tuned().pick((m, 64, 64))[0] for m, _ in PICKS]
+    assert picks == [index for _, index in PICKS] == [tuned().pick(shape)[0] for shape, _ in PICKS]
+    # the pick at M = 600 depends on K; at 200 and 8192 it does not
+    assert no_k == ["design_for(600): at M = 600 this package picks by K too; pass design_for(m, n, k), e.g. "
+                    "design_for(600, 8192, 4096)", 3, 7]
     assert dispatch["rules"][-1] == {"max_m": None, "design": DESIGNS - 1}
     assert error == ("(M, N, K): shape (200, 100, 64): N = 100 is not a multiple of 8; this kernel takes any M, N "
                      "and K multiples of 8 (TMA needs 16-byte row strides); pad N")
@@ -122,14 +136,16 @@ def test_the_package_picks_by_m_and_loads_every_object_without_tslab(package):
 
 def test_the_package_test_file_covers_every_range_and_runs(package):
     test = json.loads((package / "design.json").read_text())["self_test"]
-    ms = [1, 64, 65, 128, 129, 192, 193, 256, 257, 320, 321, 384, 385, 512, 513]
-    assert test["examples"] == [[m, 64, 64] for m in ms] + [[4096, 4096, 4096]]
-    assert test["picks"] == [[m, tuned().pick((m,))[0]] for m in ms]
-    assert test["picks"][:5] == [[1, 0], [64, 0], [65, 1], [128, 1], [129, 2]]
+    ms = [1, 64, 65, 128, 129, 192, 193, 256, 257, 320, 321, 384, 385, 512, 513, 4096, 4097]
+    # each M at N = K = 64, the default shape, then the K rule's corner and the problem just past it in K
+    assert test["examples"] == [[m, 64, 64] for m in ms] + [[4096, 4096, 4096], [4096, 64, 4096], [4096, 64, 4104]]
+    shapes = [[m, 64, k] for m in ms for k in (64, 4096, 4104)]
+    assert test["picks"] == [[shape, tuned().pick(shape)[0]] for shape in shapes]
+    assert [index for shape, index in test["picks"] if shape[0] == 4096] == [6, 6, 7]
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(package)],
                          capture_output=True, text=True, timeout=300, check=False, cwd=package.parent)
     assert out.returncode == 0, out.stdout[-2000:]
-    assert "16 passed" in out.stdout  # loads, and design_for at each of the fifteen M; the GPU checks skip here
+    assert "52 passed" in out.stdout  # loads, and design_for at each of the 51 shapes; the GPU checks skip here
 
 
 def test_a_refused_design_leaves_nothing_behind(tmp_path):
@@ -151,7 +167,7 @@ def test_a_refused_design_leaves_nothing_behind(tmp_path):
 
 def test_a_dispatch_compiles_for_every_shape_so_one_shape_is_refused(tmp_path):
     with pytest.raises(GpuError, match=r"shape=\(256, 8192, 8192\) asks for one shape, but a dispatch picks its "
-                                       r"design by M at each launch .*; drop shape= \(CLI: --shape\)"):
+                                       r"design by M and K at each launch .*; drop shape= \(CLI: --shape\)"):
         export(tuned(), tmp_path / "one_shape_pkg", shape=(256, 8192, 8192))
     assert not (tmp_path / "one_shape_pkg").exists()
 

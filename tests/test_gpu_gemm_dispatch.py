@@ -1,5 +1,5 @@
-"""On a GPU: the export of ``gemm_sm90_dispatch.tuned()`` launches the design its rules give each M (both sides of
-every bound) and each matches the fp32 reference within twice torch.mm's own error plus one rounding of C; the
+"""On a GPU: the export of ``gemm_sm90_dispatch.tuned()`` launches the design its rules give each M and K (both
+sides of every bound) and each matches the fp32 reference within twice torch.mm's own error plus one rounding of C; the
 torch custom op too, inside ``torch.compile``."""
 
 from __future__ import annotations
@@ -7,17 +7,23 @@ from __future__ import annotations
 import pytest
 from package_calls import imported
 
+from tslab.core.dispatch import bounds_of
 from tslab.gpu import device
 from tslab.kernels.gemm_sm90_dispatch import BY_M
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no NVIDIA GPU here")]
 
-#: M on both sides of each of tuned()'s bounds, and well inside the first and the last range.
-MS = sorted({1, 64, 4096} | {bound + side for bound, _ in BY_M if bound for side in (0, 1)})
-#: An M in each of tuned()'s ranges (its bound, and twice the last bound for the open range).
-ONE_M_PER_RANGE = [bound or 2 * BY_M[-2][0] for bound, _ in BY_M]
-#: (N, K): a large decode-like pair, and K tails (520 = 8 K tiles of 64 + 8; 4104 = 64 x 64 + 8) with ragged N.
-NKS = [(8192, 8192), (1000, 520), (264, 4104)]
+#: The largest M of each of tuned()'s rules (None for the last).
+M_BOUNDS = [bounds_of(bound, "M")["M"] for bound, _ in BY_M]
+#: M on both sides of each of tuned()'s M bounds, and well inside the first and the last range.
+MS = sorted({1, 64, 8192} | {bound + side for bound in M_BOUNDS if bound for side in (0, 1)})
+#: A problem (M, K) in each of tuned()'s ranges: its M bound at K = 520 (the K rule's at its K bound), and twice the
+#: largest M bound for the open range.
+ONE_MK_PER_RANGE = [(bound or 2 * M_BOUNDS[-2], 4096 if "K" in bounds_of(rule, "M") else 520)
+                    for bound, (rule, _) in zip(M_BOUNDS, BY_M, strict=True)]
+#: (N, K): a large decode-like pair, and K tails (520 = 8 K tiles of 64 + 8; 4104 = 64 x 64 + 8) with ragged N; K
+#: on both sides of the K rule's bound (4096, 4104).
+NKS = [(8192, 8192), (1000, 520), (264, 4104), (264, 4096)]
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 
 
@@ -49,7 +55,7 @@ def test_each_m_launches_its_design_and_matches_the_reference(package, monkeypat
 
     dtype, pkg = package
     index, design = tuned(dtype).pick((m, n, k))
-    assert pkg.design_for(m) is pkg.DESIGNS[index] and pkg.DESIGNS[index]["design"] == design.to_dict()
+    assert pkg.design_for(m, n, k) is pkg.DESIGNS[index] and pkg.DESIGNS[index]["design"] == design.to_dict()
     launched = []
 
     def spy(i: int):
@@ -89,10 +95,12 @@ def test_one_cuda_graph_replays_a_launch_of_every_range_as_eager(package):
     from package_calls import graph_replay_equals_eager
 
     from tslab.gpu.gemm_jobs import operands
+    from tslab.kernels.gemm_sm90_dispatch import tuned
 
     dtype, pkg = package
-    problems = [operands((m, 1024, 520), TORCH_DTYPES[dtype], seed=m) for m in ONE_M_PER_RANGE]
-    assert len({pkg.DESIGNS.index(pkg.design_for(a.shape[0])) for a, _, _ in problems}) == len(pkg.DESIGNS)
+    problems = [operands((m, 1024, k), TORCH_DTYPES[dtype], seed=m) for m, k in ONE_MK_PER_RANGE]
+    picked = [pkg.DESIGNS.index(pkg.design_for(a.shape[0], b.shape[0], a.shape[1])) for a, b, _ in problems]
+    assert picked == list(tuned(dtype).rule_designs)
 
     def step():
         for a, b, c in problems:

@@ -3,11 +3,13 @@
 An ordered list of rules ``(bound, design)``: a problem whose key extent is at most ``bound`` uses that rule's
 design (the first rule that fits); the last rule's bound is None, "every larger". The key is part of the data: a
 GEMM's ``M`` (its problem (M, N, K)) or an attention's ``seqlen_k`` (its problem (batch, seqlen_q, seqlen_k, heads,
-heads_kv)). A kernel whose package picks a design param per call (``RULES.variants``: attention's ``causal``) lists
-its rules per value of that param, each group in ascending bounds ending in None; a call with ``causal=False`` is
-served by the rules whose designs were built with ``causal=False``. Like ``Design`` it is plain and serialisable
-(``to_dict``/``from_dict``, shape in ``tslab/schemas/dispatch.v1.json``); ``tslab.gpu.export`` compiles each
-design into one package that picks per launch.
+heads_kv)). A GEMM's rule may bound N and K too: its bound is then a dict, ``{"M": 4096, "K": 4096}`` (M up to 4096
+and K up to 4096); the rules stay in ascending M. A kernel whose package picks a design param per call
+(``RULES.variants``: attention's ``causal``) lists its rules per value of that param, each group in ascending bounds
+ending in None; a call with ``causal=False`` is served by the rules whose designs were built with ``causal=False``.
+Like ``Design`` it is plain and serialisable (``to_dict``/``from_dict``, shape in
+``tslab/schemas/dispatch.v1.json``); ``tslab.gpu.export`` compiles each design into one package that picks per
+launch.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from .schema import validate_dispatch_document
 FORMAT_VERSION = 1
 #: The extents a dispatch may be keyed on: the package kind whose problems have it, and its place in the problem.
 KEYS: dict[str, tuple[str, int]] = {"M": ("gemm", 0), "seqlen_k": ("attention", 2)}
+#: The extents of each package kind's problem, in order.
+DIMS: dict[str, tuple[str, ...]] = {"gemm": ("M", "N", "K"),
+                                    "attention": ("batch", "seqlen_q", "seqlen_k", "heads", "heads_kv")}
+#: The extents a rule may bound beside its key (a dict bound: ``{"M": 4096, "K": 4096}``).
+ALSO: dict[str, tuple[str, ...]] = {"M": ("N", "K"), "seqlen_k": ()}
 #: Each package kind in words, its catalog kernel and an example problem, for the messages.
 _KINDS = {"gemm": ("a GEMM", "gemm_sm90", "(M, N, K) = (256, 8192, 8192)"),
           "attention": ("an attention", "attention_sm90",
@@ -40,20 +47,47 @@ def bound_field(key: str) -> str:
     return f"max_{key.lower()}"
 
 
-def ranges_in_words(key: str, variant: str | None, rules: Sequence[tuple[int | None, Any]]) -> list[str]:
-    """Each rule's range of ``key`` in words, from its ``(bound, variant value)``: ``129 <= M <= 384``, ``every M``;
-    prefixed with the variant's value where there is one (``causal=False: seqlen_k <= 2048``), whose rules each
-    start again from 1. :meth:`Dispatch.ranges` and an exported package's design.json say them alike."""
-    out, low, group = [], 1, object()
+def bounds_of(bound: Any, key: str) -> dict[str, Any]:
+    """A rule's bound as ``{extent: largest served or None}``, its key first: ``128`` -> ``{"M": 128}``,
+    ``{"K": 4096}`` -> ``{"M": None, "K": 4096}``; extents a dict leaves out or sets to None are not bounded."""
+    if isinstance(bound, dict):
+        return {key: bound.get(key), **{k: v for k, v in bound.items() if k != key and v is not None}}
+    return {key: bound}
+
+
+def rule_bound(rule: dict[str, Any], key: str) -> Any:
+    """The bound of a rule as plain data writes it (``{"max_m": 4096, "max_k": 4096, ...}``): an int or None, or a
+    dict where it bounds more than the key."""
+    others = {k: rule[bound_field(k)] for k in ALSO[key] if rule.get(bound_field(k)) is not None}
+    return {key: rule[bound_field(key)], **others} if others else rule[bound_field(key)]
+
+
+def ranges_in_words(key: str, variant: str | None, rules: Sequence[tuple[Any, Any]]) -> list[str]:
+    """Each rule's range in words, from its ``(bound, variant value)``: ``129 <= M <= 384``, ``every M``,
+    ``513 <= M <= 4096, K <= 4096``, then ``M >= 513, otherwise``; prefixed with the variant's value where there is one
+    (``causal=False: seqlen_k <= 2048``), whose rules each start again from 1. :meth:`Dispatch.ranges` and an
+    exported package's design.json say them alike."""
+    out, low, group, bounded = [], 1, object(), False
     for bound, value in rules:
         if value != group:
-            low, group = 1, value
+            low, group, bounded = 1, value, False
         prefix = f"{variant}={value!r}: " if variant else ""
-        if bound is None:
-            out.append(prefix + (f"{key} >= {low}" if low > 1 else f"every {key}"))
+        limits = bounds_of(bound, key)
+        top, others = limits.pop(key), limits
+        if top is not None:
+            words = [f"{key} <= {top}" if low == 1 else f"{low} <= {key} <= {top}"]
+        elif low > 1:
+            words = [f"{key} >= {low}"]
         else:
-            out.append(prefix + (f"{key} <= {bound}" if low == 1 else f"{low} <= {key} <= {bound}"))
-            low = bound + 1
+            words = [] if others else [f"every {key}"]
+        words += [f"{name} <= {limit}" for name, limit in others.items()]
+        if not others and bounded:  # an earlier rule of this range bounded more than the key: read in order
+            words.append("otherwise")
+        out.append(prefix + ", ".join(words))
+        if others:
+            bounded = True
+        elif top is not None:
+            low = top + 1
     return out
 
 
@@ -66,7 +100,7 @@ class Dispatch:
     ``causal``) has one such list per value, in its designs' params. Validated on construction (``DesignError``).
     """
 
-    rules: tuple[tuple[int | None, Design], ...]
+    rules: tuple[tuple[Any, Design], ...]
     key: str = "M"
 
     def __post_init__(self) -> None:
@@ -74,7 +108,24 @@ class Dispatch:
 
     @property
     def designs(self) -> tuple[Design, ...]:
-        return tuple(design for _, design in self.rules)
+        """Each design once, in the order the rules first use them (two rules may share one: an exported package
+        compiles it once)."""
+        unique: list[Design] = []
+        for _, design in self.rules:
+            if design not in unique:
+                unique.append(design)
+        return tuple(unique)
+
+    @property
+    def rule_designs(self) -> tuple[int, ...]:
+        """For each rule, the index of its design in :attr:`designs`."""
+        designs = self.designs
+        return tuple(designs.index(design) for _, design in self.rules)
+
+    def spans(self) -> list[str]:
+        """For each design in :attr:`designs`, the ranges of the rules that use it in words, joined by "or"."""
+        ranges, which = self.ranges(), self.rule_designs
+        return [" or ".join(r for r, j in zip(ranges, which, strict=True) if j == i) for i in range(len(self.designs))]
 
     @property
     def kernel(self) -> str:
@@ -82,18 +133,27 @@ class Dispatch:
         return self.rules[0][1].kernel
 
     @property
+    def keys(self) -> tuple[str, ...]:
+        """The extents the rules compare: the key, then any other a rule bounds (``("M", "K")``)."""
+        others = {name for bound, _ in self.rules for name in bounds_of(bound, self.key)} - {self.key}
+        kind = KEYS[self.key][0]
+        return (self.key, *(name for name in DIMS[kind] if name in others))
+
+    @property
     def variant(self) -> str | None:
         """The design param a call picks by before the key (attention's ``causal``), or None."""
         return _variant_param(self.rules[0][1])
 
     def pick(self, shape: Sequence[int], **variant: Any) -> tuple[int, Design]:
-        """``(index, design)`` of the rule that serves problem ``shape``: the first whose bound its key extent does
-        not exceed, among the rules of the call's variant value where the kernel has one (``causal=False``)."""
-        place = KEYS[self.key][1]
+        """``(index, design)`` of the design that serves problem ``shape`` (``index`` into :attr:`designs`, as an
+        exported package numbers them): the first rule whose bounds its extents do not exceed, among the rules of
+        the call's variant value where the kernel has one (``causal=False``)."""
+        dims = DIMS[KEYS[self.key][0]]
         name = self.variant
         where = f"dispatch '{self.kernel}'"
-        if len(shape) <= place:
-            raise DesignError("input", where, f"shape={tuple(shape)!r} has no {self.key}",
+        missing = next((key for key in self.keys if len(shape) <= dims.index(key)), None)
+        if missing is not None:
+            raise DesignError("input", where, f"shape={tuple(shape)!r} has no {missing}",
                               f"pass the problem's shape, e.g. {_KINDS[KEYS[self.key][0]][2]}")
         if name is None and variant:
             raise DesignError("input", where, f"pick(shape, {', '.join(f'{k}=...' for k in variant)}) names a "
@@ -103,12 +163,12 @@ class Dispatch:
             given = ", ".join(f"{k}=..." for k in variant) or "no keyword"
             raise DesignError("input", where, f"pick(shape, {given}) does not say the call's {name}",
                               f"a dispatch of '{self.kernel}' picks by {name} first: pick(shape, {name}=False)")
-        extent = shape[place]
         for i, (bound, design) in enumerate(self.rules):
             if name and design.params.get(name) != variant[name]:
                 continue
-            if bound is None or extent <= bound:
-                return i, design
+            if all(limit is None or shape[dims.index(key)] <= limit
+                   for key, limit in bounds_of(bound, self.key).items()):
+                return self.rule_designs[i], design
         values = sorted({repr(d.params.get(name)) for d in self.designs})
         raise DesignError("input", where, f"{name}={variant[name]!r} has no rules",
                           f"pass one of {', '.join(values)}")
@@ -129,7 +189,8 @@ class Dispatch:
     def to_dict(self) -> dict[str, Any]:
         """Plain data :meth:`from_dict` reads back; each design as its own ``to_dict``."""
         return {"tslab_dispatch": FORMAT_VERSION, "key": self.key,
-                "rules": [{bound_field(self.key): bound, "design": design.to_dict()} for bound, design in self.rules]}
+                "rules": [{**{bound_field(k): v for k, v in bounds_of(bound, self.key).items()},
+                           "design": design.to_dict()} for bound, design in self.rules]}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -138,15 +199,17 @@ class Dispatch:
     def from_dict(cls, data: Any) -> Dispatch:
         """Read a dispatch from plain data; its shape is checked against ``tslab/schemas/dispatch.v1.json``."""
         validate_dispatch_document(data)
-        field = bound_field(data["key"])
+        key = data["key"]
+        field = bound_field(key)
+        allowed = {field, "design", *(bound_field(k) for k in ALSO[key])}
         for number, rule in enumerate(data["rules"]):
-            others = sorted(set(rule) - {field, "design"})
+            others = sorted(set(rule) - allowed)
             if others or field not in rule:
-                what = (f"rules[{number}].{others[0]} is not the bound of a dispatch by {data['key']}" if others
+                what = (f"rules[{number}].{others[0]} is not the bound of a dispatch by {key}" if others
                         else f"rules[{number}] has no {field}")
                 raise DesignError("input", "dispatch JSON", what,
-                                  f"give each rule {field} (the largest {data['key']} it serves, null on the last)")
-        return cls(tuple((rule[field], Design.from_dict(rule["design"])) for rule in data["rules"]), data["key"])
+                                  f"give each rule {field} (the largest {key} it serves, null on the last)")
+        return cls(tuple((rule_bound(rule, key), Design.from_dict(rule["design"])) for rule in data["rules"]), key)
 
     @classmethod
     def from_json(cls, text: str) -> Dispatch:
@@ -164,15 +227,17 @@ class Dispatch:
         defaults = kernel_module(self.kernel).PARAMS
         shown_elsewhere = {"dtype", self.variant}
         return [(span, _describe(design, defaults, shown_elsewhere))
-                for span, design in zip(self.ranges(), self.designs, strict=True)]
+                for span, (_, design) in zip(self.ranges(), self.rules, strict=True)]
 
     def text(self) -> str:
         """The rule table as plain text."""
         dtype = self.rules[0][1].params.get("dtype")
         rows = self.table()
         width = max(len(span) for span, _ in rows)
-        count = f"{len(rows)} design" + ("s" if len(rows) > 1 else "")
-        by = f"{self.variant} and {self.key}" if self.variant else self.key
+        designs = len(self.designs)
+        count = f"{designs} design" + ("s" if designs > 1 else "") + (f" in {len(rows)} rules" if len(rows) > designs
+                                                                      else "")
+        by = " and ".join([*([self.variant] if self.variant else []), *self.keys])
         head = f"{self.kernel} by {by}, {count}" + (f", dtype {dtype}" if dtype else "") + ":"
         return "\n".join([head, *(f"  {span:<{width}}  {what}" for span, what in rows)])
 
@@ -243,9 +308,33 @@ def _validated(rules: Any, key: str) -> tuple[tuple[int | None, Design], ...]:
         raise DesignError("input", "dispatch", f"rules={_short(rules)} is empty",
                           f"give at least one rule; the last one, (None, design), serves every {key}")
     _check_designs([design for _, design in pairs], key)
+    pairs = tuple((_canonical(bound, key, pairs[0][1].kernel, number), design)
+                  for number, (bound, design) in enumerate(pairs, 1))
     for value, numbers in _variant_groups(pairs, key).items():
         _check_bounds(pairs, numbers, key, value)
     return pairs
+
+
+def _canonical(bound: Any, key: str, kernel: str, number: int) -> Any:
+    """A dict bound checked (extents the key allows, each a positive int or None) and written as the rules keep it:
+    its extents in the problem's order, None left out, a plain int or None where it bounds the key alone."""
+    if not isinstance(bound, dict):
+        return bound
+    where = f"dispatch '{kernel}' rule {number}"
+    allowed = (key, *ALSO[key])
+    unknown = [name for name in bound if name not in allowed]
+    if unknown:
+        also = f" (and {', '.join(ALSO[key])})" if ALSO[key] else ""
+        raise DesignError("input", where, f"bound {_short(bound)} names {unknown[0]!r}, which a dispatch by {key} "
+                                          f"does not compare", f"bound {key}{also} only, e.g. {{{key!r}: 128}}")
+    for name, limit in bound.items():
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+            raise DesignError("input", where, f"{bound_field(name)}={_short(limit)} is not a positive int",
+                              f"give the largest {name} this rule's design serves, or None for every {name}")
+    limits = bounds_of(bound, key)
+    if len(limits) == 1:
+        return limits[key]
+    return {name: limits[name] for name in allowed if name in limits}
 
 
 def _check_designs(designs: list[Any], key: str) -> None:
@@ -302,28 +391,47 @@ def _variant_groups(pairs: tuple[tuple[Any, Design], ...], key: str) -> dict[Any
 
 
 def _check_bounds(pairs: tuple[tuple[Any, Design], ...], numbers: list[int], key: str, value: Any) -> None:
-    """The bounds of rules ``numbers`` (one variant value's) ascending positive ints, the last None."""
+    """The bounds of rules ``numbers`` (one variant value's): the key's ascending positive ints, a rule that bounds
+    other extents too (a dict) may repeat the key's bound before it; the last rule bounds nothing (None); no rule
+    serves only problems an earlier one does."""
     field = bound_field(key)
     variant = _variant_param(pairs[0][1])
     scope = f" among the rules of {variant}={value!r}" if variant else ""
-    previous = 0
+    previous: tuple[int, Any, bool] | None = None  # the previous rule's number, key bound, and whether it bounds more
     for number in numbers:
-        bound = pairs[number - 1][0]
+        limits = bounds_of(pairs[number - 1][0], key)
+        bound, others = limits[key], {k: v for k, v in limits.items() if k != key}
         where = f"dispatch '{pairs[0][1].kernel}' rule {number}"
-        last = number == numbers[-1]
-        if bound is None:
-            if not last:
-                raise DesignError("input", where, f"{field}=None is not the last rule's bound{scope}",
-                                  f"only the last rule serves every larger {key}: give this one the largest {key} "
-                                  "it serves")
-            continue
-        if last:
-            raise DesignError("input", where, f"{field}={bound!r} is the last rule's bound{scope}",
-                              f"make it None, so every larger {key} has a design: (None, design)")
-        if not isinstance(bound, int) or isinstance(bound, bool) or bound < 1:
+        if number == numbers[-1]:
+            if bound is not None:
+                raise DesignError("input", where, f"{field}={bound!r} is the last rule's bound{scope}",
+                                  f"make it None, so every larger {key} has a design: (None, design)")
+            if others:
+                name, limit = next(iter(others.items()))
+                raise DesignError("input", where, f"{bound_field(name)}={limit} bounds the last rule{scope}",
+                                  "the last rule serves every problem the others do not: give it the bound None")
+        elif bound is None and not others:
+            raise DesignError("input", where, f"{field}=None is not the last rule's bound{scope}",
+                              f"only the last rule serves every larger {key}: give this one the largest {key} "
+                              "it serves")
+        if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool) or bound < 1):
             raise DesignError("input", where, f"{field}={_short(bound)} is not a positive int",
                               f"give the largest {key} this rule's design serves, e.g. 128")
-        if bound <= previous:
-            raise DesignError("input", where, f"{field}={bound} is not above rule {number - 1}'s {previous}",
-                              f"list the rules by ascending {field}")
-        previous = bound
+        if previous is not None:
+            before, top, more = previous
+            repeat = bound == top and (others or more)
+            if (top is None and bound is not None) or (bound is not None and bound <= top and not repeat):
+                raise DesignError("input", where, f"{field}={bound} is not above rule {before}'s {top}",
+                                  f"list the rules by ascending {field}")
+        cover = next((n for n in numbers[:numbers.index(number)] if _covers(bounds_of(pairs[n - 1][0], key), limits)),
+                     None)
+        if cover is not None:
+            raise DesignError("input", where, f"serves no problem{scope}: rule {cover} comes first and serves every "
+                                              "problem this one would", f"put it before rule {cover}, or drop it")
+        previous = (number, bound, bool(others))
+
+
+def _covers(outer: dict[str, Any], inner: dict[str, Any]) -> bool:
+    """Whether every problem within bounds ``inner`` is within ``outer`` (None: unbounded)."""
+    return all(limit is None or (inner.get(name) is not None and inner[name] <= limit)
+               for name, limit in outer.items())

@@ -7,9 +7,9 @@
     c = my_gemm.gemm(a, b)                 # M x N; or my_gemm.run(a, b, c) into a tensor of your own
     c = torch.ops.my_gemm.gemm(a, b)       # the same as a torch custom op (works inside torch.compile)
 
-A package may hold several designs, one picked per launch by M (``design_for(m)``). A call launches on torch's
-current stream (``stream=`` to pick another) and can be captured in a CUDA graph once it has run eagerly. Needs
-nvidia-cutlass-dsl's runtime, apache-tvm-ffi and a GPU of the package's arch; nothing is recompiled.
+A package may hold several designs, one picked per launch by M, or by M and K (``design_for(m, n, k)``). A call
+launches on torch's current stream (``stream=`` to pick another) and can be captured in a CUDA graph once it has run
+eagerly. Needs nvidia-cutlass-dsl's runtime, apache-tvm-ffi and a GPU of the package's arch; nothing is recompiled.
 design.json holds the design(s), VERDICT.txt the checker's verdict each was built from.
 """
 
@@ -28,25 +28,39 @@ META, DESIGNS, ARCH, DTYPE, SHAPE = _PACKAGE.meta, _PACKAGE.designs, _PACKAGE.ar
 load = _PACKAGE.load
 if __doc__ is not None:
     __doc__ += _PACKAGE.describe()
-#: Which design a launch uses: the first rule whose max_m is None or at least the launch's M (rule "design" is an
-#: index into DESIGNS).
+#: Which design a launch uses: the first rule whose max_m (and max_n, max_k, where it has them) is None or at least
+#: the launch's M (N, K); rule "design" is an index into DESIGNS.
 DISPATCH: dict[str, Any] = META.get("dispatch") or {"key": "M", "rules": [{"max_m": None, "design": 0}]}
-_RULES = [(rule["max_m"], rule["design"]) for rule in DISPATCH["rules"]]
+_UNBOUNDED = 1 << 62
+_RULES = [(*(_UNBOUNDED if rule.get(f) is None else rule[f] for f in ("max_m", "max_n", "max_k")), rule["design"])
+          for rule in DISPATCH["rules"]]
+#: The extents besides M a rule bounds ("N", "K").
+_ALSO = [name for name, place in (("N", 1), ("K", 2)) if any(r[place] != _UNBOUNDED for r in _RULES)]
 _FUNCTIONS, _DEVICES = _PACKAGE.functions, _PACKAGE.devices
 #: Each design's smallest (M, N, K); the compiled function checks the multiples itself.
 _MIN = [_PACKAGE.minimum(i) or (0, 0, 0) for i in range(len(DESIGNS))]
 
 
-def design_for(m: int) -> dict[str, Any]:
-    """The entry of DESIGNS (its design, verdict, object file) a launch with ``m`` rows of A uses."""
-    return DESIGNS[_index_for(m)]
+def design_for(m: int, n: int | None = None, k: int | None = None) -> dict[str, Any]:
+    """The entry of DESIGNS (its design, verdict, object file) a launch of ``m`` x ``n`` x ``k`` uses; ``n`` and
+    ``k`` may be left out where the pick at ``m`` does not depend on them."""
+    for max_m, max_n, max_k, index in _RULES:
+        if m > max_m:
+            continue
+        if (n is None and max_n != _UNBOUNDED) or (k is None and max_k != _UNBOUNDED):
+            raise ExportedInputError(f"design_for({m}): at M = {m} this package picks by {' and '.join(_ALSO)} too; "
+                                     f"pass design_for(m, n, k), e.g. design_for({m}, 8192, 4096)")
+        if (n is None or n <= max_n) and (k is None or k <= max_k):
+            return DESIGNS[index]
+    return DESIGNS[_index_for(m, n or 0, k or 0)]  # no rule serves it: the same error a launch gets
 
 
-def _index_for(m: int) -> int:
-    for bound, index in _RULES:
-        if bound is None or m <= bound:
+def _index_for(m: int, n: int, k: int) -> int:
+    for max_m, max_n, max_k, index in _RULES:
+        if m <= max_m and n <= max_n and k <= max_k:
             return index
-    raise ExportedInputError(f"M = {m}: no design of this package serves it (its dispatch: {DISPATCH['rules']})")
+    raise ExportedInputError(f"(M, N, K) = {(m, n, k)}: no design of this package serves it (its dispatch: "
+                             f"{DISPATCH['rules']})")
 
 
 def _check(a: Any, b: Any, c: Any) -> int:
@@ -62,7 +76,7 @@ def _check(a: Any, b: Any, c: Any) -> int:
                                  "(pass B transposed: b = B.T.contiguous())")
     if tuple(c.shape) != (m, n):
         raise ExportedInputError(f"c: shape {tuple(c.shape)} != (M, N) = {(m, n)}")
-    index = _index_for(m)
+    index = _index_for(m, n, k)
     _PACKAGE.check_shape("(M, N, K)", (m, n, k), index)
     return index
 
@@ -72,7 +86,7 @@ def run(a: Any, b: Any, c: Any, stream: Any = None) -> None:
     current stream)."""
     try:  # what the compiled function cannot see: the three shapes agree, no extent is below the rule's
         (m, k), (n, kb), (mc, nc) = a.shape, b.shape, c.shape
-        index = _index_for(m)
+        index = _index_for(m, n, k)
         low_m, low_n, low_k = _MIN[index]
         fast = (kb == k and mc == m and nc == n and m >= low_m and n >= low_n and k >= low_k and a.is_contiguous()
                 and b.is_contiguous() and c.is_contiguous() and a.get_device() in _DEVICES)

@@ -1,5 +1,5 @@
-"""Checks of an exported GEMM package (its test_kernel.py): loads every design without compiling, picks them by M
-as its dispatch says; on a GPU of its arch, computes what torch does and refuses a shape it cannot take."""
+"""Checks of an exported GEMM package (its test_kernel.py): loads every design without compiling, picks them by
+M (and K) as its dispatch says; on a GPU of its arch, computes what torch does and refuses a shape it cannot take."""
 
 import importlib
 import sys
@@ -10,8 +10,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 kernel = importlib.import_module(Path(__file__).resolve().parent.name)
 EXAMPLES = [tuple(shape) for shape in kernel.META["self_test"]["examples"]]
-#: (M, the design tslab's Dispatch picked for it), on both sides of each bound.
-PICKS = [tuple(pick) for pick in kernel.META["self_test"].get("picks", [])]
+#: ((M, N, K), the design tslab's Dispatch picked for it), on both sides of each bound.
+PICKS = [(tuple(shape), index) for shape, index in kernel.META["self_test"].get("picks", [])]
 on_gpu = pytest.mark.skipif(kernel.gpu_arch() != kernel.ARCH, reason="needs a GPU of the exported arch")
 
 
@@ -19,9 +19,9 @@ def test_loads_every_design_without_compiling():
     assert all(callable(kernel.load(i)) for i in range(len(kernel.DESIGNS)))
 
 
-@pytest.mark.parametrize(("m", "index"), PICKS)
-def test_design_for_follows_the_dispatch(m, index):
-    assert kernel.design_for(m) is kernel.DESIGNS[index]
+@pytest.mark.parametrize(("shape", "index"), PICKS, ids=str)
+def test_design_for_follows_the_dispatch(shape, index):
+    assert kernel.design_for(*shape) is kernel.DESIGNS[index]
 
 
 @on_gpu

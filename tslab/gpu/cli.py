@@ -99,9 +99,13 @@ def exported(path: Any) -> str:
         verdict = ", ".join(f"{v} ({label})" for v, label in zip(verdicts, labels, strict=True))
         what = f"{meta['kernel']} ({len(verdicts)} designs, one per value of {param})"
     elif "designs" in meta:
+        from ..core.dispatch import ALSO, bound_field
+
         dispatch = meta["dispatch"]
-        by = f"{dispatch['variant']} and {dispatch['key']}" if "variant" in dispatch else dispatch["key"]
-        verdict = ", ".join(f"{v} ({span})" for v, span in zip(verdicts, _ranges(dispatch), strict=True))
+        rules = dispatch["rules"]
+        also = [name for name in ALSO[dispatch["key"]] if any(rule.get(bound_field(name)) for rule in rules)]
+        by = " and ".join([*([dispatch["variant"]] if "variant" in dispatch else []), dispatch["key"], *also])
+        verdict = ", ".join(f"{v} ({span})" for v, span in zip(verdicts, _spans(dispatch, len(verdicts)), strict=True))
         what = f"{meta['kernel']} (a dispatch of {len(verdicts)} design{'s' if len(verdicts) > 1 else ''} by {by})"
     else:
         verdict, what = verdicts[0], meta["kernel"]
@@ -110,12 +114,15 @@ def exported(path: Any) -> str:
     return "\n".join(lines)
 
 
-def _ranges(dispatch: dict[str, Any]) -> list[str]:
-    """Each rule's range of its key in words, from a package's design.json (as ``Dispatch.ranges()`` says them)."""
-    from ..core.dispatch import bound_field, ranges_in_words
+def _spans(dispatch: dict[str, Any], designs: int) -> list[str]:
+    """For each of a package's designs, the ranges of the rules that use it in words, from its design.json (as
+    ``Dispatch.spans()`` says them)."""
+    from ..core.dispatch import ranges_in_words, rule_bound
 
     key, variant = dispatch["key"], dispatch.get("variant")
-    return ranges_in_words(key, variant, [(rule[bound_field(key)], rule.get(variant)) for rule in dispatch["rules"]])
+    ranges = ranges_in_words(key, variant, [(rule_bound(rule, key), rule.get(variant)) for rule in dispatch["rules"]])
+    return [" or ".join(span for span, rule in zip(ranges, dispatch["rules"], strict=True) if rule["design"] == i)
+            for i in range(designs)]
 
 
 def _tuned(name: str, params: dict[str, Any]) -> Any:

@@ -16,6 +16,7 @@ Every design of a dispatch, and every variant, is checked the same way before an
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import keyword
 import shutil
@@ -26,7 +27,7 @@ from typing import Any
 from .. import exported
 from ..compiling.targets import Target, require_arch, resolve, shape_rules
 from ..core.design import Design
-from ..core.dispatch import Dispatch, bound_field
+from ..core.dispatch import Dispatch, bound_field, bounds_of
 from .errors import GpuError, UnsafeDesignError
 from .guards import DEFAULT_SMS, checked_target, verified
 from .worker import run_job
@@ -93,15 +94,15 @@ def export(
         raise GpuError(f"export: {out} exists; pass overwrite=True (CLI: --force) or choose another folder")
     if dispatch is not None and shape is not None:
         raise GpuError(f"export of the dispatch of '{dispatch.kernel}': shape={tuple(shape)} asks for one shape, "
-                       f"but a dispatch picks its design by {dispatch.key} at each launch and compiles for every "
-                       "shape; drop shape= (CLI: --shape), or export one design for one shape")
+                       f"but a dispatch picks its design by {' and '.join(dispatch.keys)} at each launch and compiles "
+                       "for every shape; drop shape= (CLI: --shape), or export one design for one shape")
     variants = _variants(design) if dispatch is None else None
     if variants is not None and shape is not None:
         raise GpuError(f"export of '{design.kernel}': shape={tuple(shape)} asks for one shape, but its package is "
                        f"compiled once for every problem (runtime extents) with one design per value of "
                        f"{variants[0]}; drop shape= (CLI: --shape)")
     if dispatch is not None:
-        checked = [_checked_rule(dispatch, i, dtype, launch, force) for i in range(len(dispatch.rules))]
+        checked = [_checked_rule(dispatch, i, dtype, launch, force) for i in range(len(dispatch.designs))]
     elif variants is not None:
         checked = [_checked_variant(design, variants[0], value, dtype, launch, force) for value in variants[1]]
     else:
@@ -184,12 +185,12 @@ def _checked(design: Any, shape: tuple[int, ...] | None, dtype: str | None, laun
 
 def _checked_rule(dispatch: Dispatch, index: int, dtype: str | None, launch: dict[str, Any] | None,
                   force: bool) -> _Checked:
-    """Design ``index`` of ``dispatch`` checked as a single export is; a refusal names the rule's range."""
+    """Design ``index`` of ``dispatch`` checked as a single export is; a refusal names the range it serves."""
     try:
         return _checked(dispatch.designs[index], None, dtype, launch, force)
     except UnsafeDesignError as exc:
         raise UnsafeDesignError(f"export of the dispatch of '{dispatch.kernel}': design {index} (for "
-                                f"{dispatch.ranges()[index]}) is refused, so nothing was written: {exc}",
+                                f"{dispatch.spans()[index]}) is refused, so nothing was written: {exc}",
                                 exc.verdict) from None
 
 
@@ -246,30 +247,56 @@ def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs
     """The same files for a dispatch: one design.json entry and one VERDICT.txt section per design."""
     first = checked[0].target
     entries = _entries(checked, jobs, prefixes)
-    field, variant = bound_field(dispatch.key), dispatch.variant
-    # The key on both sides of each bound (the next range starts at the bound + 1), each variant value's own.
+    variant = dispatch.variant
     values = [None] if variant is None else list(dict.fromkeys(d.params[variant] for d in dispatch.designs))
-    sides = sorted({1, *(x for bound, _ in dispatch.rules if bound is not None for x in (bound, bound + 1))})
-    calls = [({} if variant is None else {variant: value}, x) for value in values for x in sides]
+    by = " and ".join([*([variant] if variant else []), *dispatch.keys])
     if first.rules.package == "attention":
+        sides = _sides(dispatch, dispatch.key, 1, 1)
+        calls = [({} if variant is None else {variant: value}, x) for value in values for x in sides]
         examples = [*ATTENTION_EXAMPLES, *((1, x, x, 2, 2) for x in sides if x > 1)]
         about: dict[str, Any] = {"head_dims": list(first.rules.choices.get("head_dim", ()))}
-        by, picks = f"{variant} and {dispatch.key}", [(call[variant], x, dispatch.pick((1, x, x, 1, 1), **call)[0])
-                                                      for call, x in calls]
+        picks = [(call[variant], x, dispatch.pick((1, x, x, 1, 1), **call)[0]) for call, x in calls]
     else:
+        rule = shape_rules(first)
         ragged = _examples(first)[1]
-        examples = [(m, *ragged[1:]) for m in sides] + [tuple(first.shape)]
-        about, by, picks = {}, dispatch.key, [(m, dispatch.pick((m,))[0]) for _, m in calls]
-    rules = [{field: bound, "design": i, **({variant: design.params[variant]} if variant else {})}
-             for i, (bound, design) in enumerate(dispatch.rules)]
+        # each extent a rule bounds on both sides of each bound (the next range starts one multiple of it above)
+        grid = [_sides(dispatch, name, rule["multiple_of"][place], 1 if name == "M" else ragged[place])
+                for place, name in enumerate(("M", "N", "K"))]
+        picks = [(list(shape), dispatch.pick(shape)[0]) for shape in itertools.product(*grid)]
+        examples = [(m, *ragged[1:]) for m in grid[0]] + [tuple(first.shape)]
+        examples += [corner for bound, _ in dispatch.rules for corner in _corners(bounds_of(bound, "M"), ragged, rule)]
+        about = {}
+    which = dispatch.rule_designs
+    rules = [{**{bound_field(k): v for k, v in bounds_of(bound, dispatch.key).items()}, "design": i,
+              **({variant: design.params[variant]} if variant else {})}
+             for i, (bound, design) in zip(which, dispatch.rules, strict=True)]
     choice = {"dispatch": {"key": dispatch.key, **({"variant": variant} if variant else {}), "rules": rules}}
-    designs = ", ".join(f"{span} design {i}" for i, span in enumerate(dispatch.ranges()))
-    call = f"design_for({variant}, {dispatch.key})" if variant else f"design_for({dispatch.key.lower()})"
+    designs = ", ".join(f"{span} design {i}" for i, span in zip(which, dispatch.ranges(), strict=True))
+    call = (f"design_for({variant}, {dispatch.key})" if variant
+            else f"design_for({', '.join(k.lower() for k in dispatch.keys)})")
     about |= {"rules": " or ".join(dict.fromkeys(e["shape_rules"]["text"] for e in entries)),
               "designs": f"{len(entries)}, one per launch by {by}: {designs} ({call})"}
     package = _package_data(about=about, examples=examples, picks=picks)
-    _write_several(out, checked, entries, arch, sms, choice, package, dispatch.ranges(), dispatch.text())
+    _write_several(out, checked, entries, arch, sms, choice, package, dispatch.spans(), dispatch.text())
     _write_code(out, first.rules.package)
+
+
+def _sides(dispatch: Dispatch, name: str, step: int, start: int) -> list[int]:
+    """Extent ``name`` at ``start`` and on both sides of each bound the rules give it (the bound, and one ``step``
+    above: the next range's first valid extent)."""
+    bounds = {bounds_of(bound, dispatch.key).get(name) for bound, _ in dispatch.rules} - {None}
+    return sorted({start, *(x for bound in bounds for x in (bound, bound + step))})
+
+
+def _corners(limits: dict[str, Any], ragged: tuple[int, ...], rule: dict[str, Any]) -> list[tuple[int, ...]]:
+    """For a GEMM rule that bounds N or K: the problem at its corner (each bound, ragged elsewhere), and the one just
+    past it in each of those extents; none for a rule that bounds M alone."""
+    if set(limits) == {"M"}:
+        return []
+    corner = [limits.get(name) or ragged[place] for place, name in enumerate(("M", "N", "K"))]
+    past = [[*corner[:place], corner[place] + rule["multiple_of"][place], *corner[place + 1:]]
+            for place, name in enumerate(("M", "N", "K")) if name != "M" and limits.get(name) is not None]
+    return [tuple(corner), *(tuple(p) for p in past)]
 
 
 def _write_variants(out: Path, param: str, checked: list[_Checked], jobs: list[dict[str, Any]], prefixes: list[str],
