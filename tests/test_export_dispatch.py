@@ -22,7 +22,8 @@ from tslab.kernels.gemm_sm90_dispatch import tuned
 PICKS = [((1, 64, 64), 0), ((64, 64, 64), 0), ((65, 64, 64), 1), ((128, 64, 64), 1), ((129, 64, 64), 2),
          ((192, 64, 64), 2), ((193, 64, 64), 3), ((256, 64, 64), 3), ((257, 64, 64), 4), ((320, 64, 64), 4),
          ((321, 64, 64), 5), ((384, 64, 64), 5), ((385, 64, 64), 6), ((512, 8192, 8192), 6), ((513, 64, 64), 6),
-         ((4096, 4096, 4096), 6), ((4096, 64, 4104), 7), ((4097, 64, 64), 7), ((513, 8192, 8192), 7)]
+         ((4096, 4096, 4096), 6), ((4096, 64, 4104), 7), ((4096, 4104, 64), 7), ((4097, 64, 64), 7),
+         ((513, 8192, 8192), 7)]
 DESIGNS = len(tuned().designs)
 
 
@@ -38,10 +39,10 @@ def test_the_command_says_each_designs_verdict_by_its_range_and_the_files(packag
     from tslab.gpu.cli import exported
 
     said = exported(package).splitlines()
-    assert said[0] == ("exported gemm_sm90 (a dispatch of 8 designs by M and K) for sm_90a; tslab.check: SAFE "
+    assert said[0] == ("exported gemm_sm90 (a dispatch of 8 designs by M, N and K) for sm_90a; tslab.check: SAFE "
                        "(M <= 64), SAFE (65 <= M <= 128), SAFE (129 <= M <= 192), SAFE (193 <= M <= 256), "
                        "SAFE (257 <= M <= 320), SAFE (321 <= M <= 384), SAFE (385 <= M <= 512 or 513 <= M <= 4096, "
-                       "K <= 4096), SAFE (M >= 513, otherwise)")
+                       "N <= 4096, K <= 4096), SAFE (M >= 513, otherwise)")
     assert said[1] == f"{package}/" and {"  kernel_0.o", "  kernel_7.o", "  VERDICT.txt"} <= set(said[2:])
 
 
@@ -59,7 +60,7 @@ def test_design_json_holds_the_rules_and_every_design_with_its_checks(package):
     dispatch = tuned()
     assert meta["dispatch"] == {"key": "M", "rules": [
         *({"max_m": bound, "design": i} for i, bound in enumerate((64, 128, 192, 256, 320, 384, 512))),
-        {"max_m": 4096, "max_k": 4096, "design": 6}, {"max_m": None, "design": 7}]}
+        {"max_m": 4096, "max_n": 4096, "max_k": 4096, "design": 6}, {"max_m": None, "design": 7}]}
     assert (meta["kernel"], meta["kind"], meta["arch"], meta["dtype"]) == ("gemm_sm90", "gemm", "sm_90a", "float16")
     assert meta["dynamic"] is True and meta["shape"] is None
     entries = meta["designs"]
@@ -86,7 +87,7 @@ def test_verdict_txt_has_the_table_then_each_verdict_under_its_range(package):
     heads = ["== M <= 64: design 0 (kernel_0.o) ==", "== 65 <= M <= 128: design 1 (kernel_1.o) ==",
              "== 129 <= M <= 192: design 2 (kernel_2.o) ==", "== 193 <= M <= 256: design 3 (kernel_3.o) ==",
              "== 257 <= M <= 320: design 4 (kernel_4.o) ==", "== 321 <= M <= 384: design 5 (kernel_5.o) ==",
-             "== 385 <= M <= 512 or 513 <= M <= 4096, K <= 4096: design 6 (kernel_6.o) ==",
+             "== 385 <= M <= 512 or 513 <= M <= 4096, N <= 4096, K <= 4096: design 6 (kernel_6.o) ==",
              "== M >= 513, otherwise: design 7 (kernel_7.o) =="]
     at = [text.index(head) for head in heads]
     assert at == sorted(at)
@@ -127,7 +128,7 @@ def test_the_package_picks_by_m_and_loads_every_object_without_tslab(package):
     assert len(loaded) == DESIGNS and len(set(loaded)) == 1 and not has_tslab
     assert picks == [index for _, index in PICKS] == [tuned().pick(shape)[0] for shape, _ in PICKS]
     # the pick at M = 600 depends on K; at 200 and 8192 it does not
-    assert no_k == ["design_for(600): at M = 600 this package picks by K too; pass design_for(m, n, k), e.g. "
+    assert no_k == ["design_for(600): at M = 600 this package picks by N and K too; pass design_for(m, n, k), e.g. "
                     "design_for(600, 8192, 4096)", 3, 7]
     assert dispatch["rules"][-1] == {"max_m": None, "design": DESIGNS - 1}
     assert error == ("(M, N, K): shape (200, 100, 64): N = 100 is not a multiple of 8; this kernel takes any M, N "
@@ -137,15 +138,16 @@ def test_the_package_picks_by_m_and_loads_every_object_without_tslab(package):
 def test_the_package_test_file_covers_every_range_and_runs(package):
     test = json.loads((package / "design.json").read_text())["self_test"]
     ms = [1, 64, 65, 128, 129, 192, 193, 256, 257, 320, 321, 384, 385, 512, 513, 4096, 4097]
-    # each M at N = K = 64, the default shape, then the K rule's corner and the problem just past it in K
-    assert test["examples"] == [[m, 64, 64] for m in ms] + [[4096, 4096, 4096], [4096, 64, 4096], [4096, 64, 4104]]
-    shapes = [[m, 64, k] for m in ms for k in (64, 4096, 4104)]
+    # each M at N = K = 64, the default shape, then the N and K rule's corner and the problems just past it in N, K
+    assert test["examples"] == [[m, 64, 64] for m in ms] + [[4096, 4096, 4096], [4096, 4104, 4096],
+                                                            [4096, 4096, 4104]]
+    shapes = [[m, n, k] for m in ms for n in (64, 4096, 4104) for k in (64, 4096, 4104)]
     assert test["picks"] == [[shape, tuned().pick(shape)[0]] for shape in shapes]
-    assert [index for shape, index in test["picks"] if shape[0] == 4096] == [6, 6, 7]
+    assert [index for shape, index in test["picks"] if shape[0] == 4096] == [6, 6, 7, 6, 6, 7, 7, 7, 7]
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(package)],
                          capture_output=True, text=True, timeout=300, check=False, cwd=package.parent)
     assert out.returncode == 0, out.stdout[-2000:]
-    assert "52 passed" in out.stdout  # loads, and design_for at each of the 51 shapes; the GPU checks skip here
+    assert "154 passed" in out.stdout  # loads, and design_for at each of the 153 shapes; the GPU checks skip here
 
 
 def test_a_refused_design_leaves_nothing_behind(tmp_path):
@@ -167,7 +169,7 @@ def test_a_refused_design_leaves_nothing_behind(tmp_path):
 
 def test_a_dispatch_compiles_for_every_shape_so_one_shape_is_refused(tmp_path):
     with pytest.raises(GpuError, match=r"shape=\(256, 8192, 8192\) asks for one shape, but a dispatch picks its "
-                                       r"design by M and K at each launch .*; drop shape= \(CLI: --shape\)"):
+                                       r"design by M, N and K at each launch .*; drop shape= \(CLI: --shape\)"):
         export(tuned(), tmp_path / "one_shape_pkg", shape=(256, 8192, 8192))
     assert not (tmp_path / "one_shape_pkg").exists()
 

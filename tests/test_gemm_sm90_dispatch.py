@@ -22,7 +22,8 @@ from tslab.kernels.gemm_sm90_dispatch import (
 
 
 def test_the_table_is_the_sweeps_winner_for_each_range_of_m():
-    assert [bound for bound, _ in BY_M] == [64, 128, 192, 256, 320, 384, 512, {"M": 4096, "K": 4096}, None]
+    assert [bound for bound, _ in BY_M] == [64, 128, 192, 256, 320, 384, 512, {"M": 4096, "N": 4096, "K": 4096},
+                                       None]
     assert [params for _, params in BY_M] == [
         {**SWAP_64x64, **ONE_TILE, "stages": 14}, {**gemm_sm90.DECODE, **ONE_TILE, "stages": 9},
         {**SWAP_64x192, **ONE_TILE, "stages": 7}, {**PAIRS_128, **ONE_TILE, "stages": 7}, SWAP_128x160,
@@ -40,9 +41,10 @@ def test_tuned_builds_each_design_for_the_dtype(dtype):
     assert len(dispatch.designs) == 8 and dispatch.rule_designs == (0, 1, 2, 3, 4, 5, 6, 6, 7)  # SUBTILES once
     ms = (1, 64, 65, 128, 129, 192, 193, 256, 257, 320, 321, 384, 385, 512, 513)
     assert [dispatch.pick((m, 8192, 8192))[0] for m in ms] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7]
-    # K up to 4096 keeps the sub-tiled epilogue up to M = 4096
-    assert [dispatch.pick(shape)[0] for shape in ((513, 8192, 4096), (4096, 4096, 4096), (4096, 4096, 4104),
-                                                  (4097, 4096, 4096), (8192, 28672, 4096))] == [6, 6, 7, 7, 7]
+    # N and K up to 4096 keep the sub-tiled epilogue up to M = 4096
+    assert [dispatch.pick(shape)[0] for shape in ((513, 4096, 4096), (4096, 4096, 4096), (4096, 4096, 4104),
+                                                  (4096, 4104, 4096), (4097, 4096, 4096), (8192, 28672, 4096))] == [
+        6, 6, 7, 7, 7, 7]
 
 
 @pytest.mark.parametrize("index", range(len(tuned().designs)))

@@ -17,13 +17,13 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(device() is None, reason="no N
 M_BOUNDS = [bounds_of(bound, "M")["M"] for bound, _ in BY_M]
 #: M on both sides of each of tuned()'s M bounds, and well inside the first and the last range.
 MS = sorted({1, 64, 8192} | {bound + side for bound in M_BOUNDS if bound for side in (0, 1)})
-#: A problem (M, K) in each of tuned()'s ranges: its M bound at K = 520 (the K rule's at its K bound), and twice the
-#: largest M bound for the open range.
+#: A problem (M, K) in each of tuned()'s ranges (N = 1024): its M bound at K = 520 (the N and K rule's at its K
+#: bound), and twice the largest M bound for the open range.
 ONE_MK_PER_RANGE = [(bound or 2 * M_BOUNDS[-2], 4096 if "K" in bounds_of(rule, "M") else 520)
                     for bound, (rule, _) in zip(M_BOUNDS, BY_M, strict=True)]
 #: (N, K): a large decode-like pair, and K tails (520 = 8 K tiles of 64 + 8; 4104 = 64 x 64 + 8) with ragged N; K
-#: on both sides of the K rule's bound (4096, 4104).
-NKS = [(8192, 8192), (1000, 520), (264, 4104), (264, 4096)]
+#: on both sides of the N and K rule's bound (4096, 4104), and N just past it.
+NKS = [(8192, 8192), (1000, 520), (264, 4104), (264, 4096), (4104, 520)]
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 
 

@@ -47,6 +47,11 @@ def bound_field(key: str) -> str:
     return f"max_{key.lower()}"
 
 
+def picked_by(names: Sequence[str]) -> str:
+    """What a dispatch picks by, in words: ``M``, ``causal and seqlen_k``, ``M, N and K``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def bounds_of(bound: Any, key: str) -> dict[str, Any]:
     """A rule's bound as ``{extent: largest served or None}``, its key first: ``128`` -> ``{"M": 128}``,
     ``{"K": 4096}`` -> ``{"M": None, "K": 4096}``; extents a dict leaves out or sets to None are not bounded."""
@@ -237,7 +242,7 @@ class Dispatch:
         designs = len(self.designs)
         count = f"{designs} design" + ("s" if designs > 1 else "") + (f" in {len(rows)} rules" if len(rows) > designs
                                                                       else "")
-        by = " and ".join([*([self.variant] if self.variant else []), *self.keys])
+        by = picked_by([*([self.variant] if self.variant else []), *self.keys])
         head = f"{self.kernel} by {by}, {count}" + (f", dtype {dtype}" if dtype else "") + ":"
         return "\n".join([head, *(f"  {span:<{width}}  {what}" for span, what in rows)])
 

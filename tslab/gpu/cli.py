@@ -99,12 +99,12 @@ def exported(path: Any) -> str:
         verdict = ", ".join(f"{v} ({label})" for v, label in zip(verdicts, labels, strict=True))
         what = f"{meta['kernel']} ({len(verdicts)} designs, one per value of {param})"
     elif "designs" in meta:
-        from ..core.dispatch import ALSO, bound_field
+        from ..core.dispatch import ALSO, bound_field, picked_by
 
         dispatch = meta["dispatch"]
         rules = dispatch["rules"]
         also = [name for name in ALSO[dispatch["key"]] if any(rule.get(bound_field(name)) for rule in rules)]
-        by = " and ".join([*([dispatch["variant"]] if "variant" in dispatch else []), dispatch["key"], *also])
+        by = picked_by([*([dispatch["variant"]] if "variant" in dispatch else []), dispatch["key"], *also])
         verdict = ", ".join(f"{v} ({span})" for v, span in zip(verdicts, _spans(dispatch, len(verdicts)), strict=True))
         what = f"{meta['kernel']} (a dispatch of {len(verdicts)} design{'s' if len(verdicts) > 1 else ''} by {by})"
     else:

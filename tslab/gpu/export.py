@@ -27,7 +27,7 @@ from typing import Any
 from .. import exported
 from ..compiling.targets import Target, require_arch, resolve, shape_rules
 from ..core.design import Design
-from ..core.dispatch import Dispatch, bound_field, bounds_of
+from ..core.dispatch import Dispatch, bound_field, bounds_of, picked_by
 from .errors import GpuError, UnsafeDesignError
 from .guards import DEFAULT_SMS, checked_target, verified
 from .worker import run_job
@@ -94,7 +94,7 @@ def export(
         raise GpuError(f"export: {out} exists; pass overwrite=True (CLI: --force) or choose another folder")
     if dispatch is not None and shape is not None:
         raise GpuError(f"export of the dispatch of '{dispatch.kernel}': shape={tuple(shape)} asks for one shape, "
-                       f"but a dispatch picks its design by {' and '.join(dispatch.keys)} at each launch and compiles "
+                       f"but a dispatch picks its design by {picked_by(dispatch.keys)} at each launch and compiles "
                        "for every shape; drop shape= (CLI: --shape), or export one design for one shape")
     variants = _variants(design) if dispatch is None else None
     if variants is not None and shape is not None:
@@ -249,7 +249,7 @@ def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs
     entries = _entries(checked, jobs, prefixes)
     variant = dispatch.variant
     values = [None] if variant is None else list(dict.fromkeys(d.params[variant] for d in dispatch.designs))
-    by = " and ".join([*([variant] if variant else []), *dispatch.keys])
+    by = picked_by([*([variant] if variant else []), *dispatch.keys])
     if first.rules.package == "attention":
         sides = _sides(dispatch, dispatch.key, 1, 1)
         calls = [({} if variant is None else {variant: value}, x) for value in values for x in sides]
@@ -265,6 +265,7 @@ def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs
         picks = [(list(shape), dispatch.pick(shape)[0]) for shape in itertools.product(*grid)]
         examples = [(m, *ragged[1:]) for m in grid[0]] + [tuple(first.shape)]
         examples += [corner for bound, _ in dispatch.rules for corner in _corners(bounds_of(bound, "M"), ragged, rule)]
+        examples = list(dict.fromkeys(examples))
         about = {}
     which = dispatch.rule_designs
     rules = [{**{bound_field(k): v for k, v in bounds_of(bound, dispatch.key).items()}, "design": i,

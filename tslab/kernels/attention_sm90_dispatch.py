@@ -10,10 +10,12 @@ with runtime extents as the exported package holds them (``benchmarks/attention.
 - head_dim 128, non-causal, seqlen_k <= 2048: ``SHORT_ROWS``, the persistent schedule with two Q stages (1.046 /
   1.031x the default at s = 2048, H200, b4: a short row's 16 K/V tiles leave the prologue and epilogue of each Q
   tile exposed, and the next tile's Q loads while this one's last GEMMs run); 0.95-0.99x the default from 4096.
-- head_dim 128, seqlen_k > 8192, causal and not: ``LONG_ROWS``, 176-wide K/V tiles in three stages (FlashAttention-3's
-  non-causal tile): 1.02-1.06x the default at 16,384 keys (b1) in every run (H100: three runs non-causal, two
-  causal, both dtypes); at 8,192 keys (b4) level non-causal (1.00-1.02x) and 1-2% behind causal, at 4,096 behind.
-- head_dim 128, the rest (non-causal 2,049-8,192 keys, causal up to 8,192): the kernel's defaults.
+- head_dim 128, non-causal, seqlen_k > 8192: ``LONG_ROWS``, 176-wide K/V tiles in three stages (FlashAttention-3's
+  non-causal tile): 1.02-1.06x the default at 16,384 keys (b1) in every run (H100, three runs, both dtypes) and
+  1.025-1.036x at 12,288 (b2, H200, two runs); at 8,192 keys (b4) level (1.00-1.02x), at 4,096 behind.
+- head_dim 128, causal, seqlen_k > 12288: ``LONG_ROWS`` too: 1.01-1.04x at 16,384 keys (H100, two runs), but
+  0.978-0.995x at 12,288 (H200, two runs, both dtypes) and 1-2% behind at 8,192.
+- head_dim 128, the rest (non-causal 2,049-8,192 keys, causal up to 12,288): the kernel's defaults.
 - head_dim 64: ``attention_sm90.HEAD_DIM_64`` (three warpgroups, NOTES A20) at every length; no pick by length
   measured yet.
 """
@@ -28,12 +30,13 @@ from . import attention_sm90
 
 #: A persistent block per SM over the Q tiles, two Q stages: the next tile's Q loads under this one's GEMMs.
 SHORT_ROWS: dict[str, Any] = {"persistent": True, "q_stages": 2}
-#: K/V tiles 176 wide (three stages fit): fewer, longer K/V steps a Q tile, which pays on rows of more than 8,192 keys.
+#: K/V tiles 176 wide (three stages fit): fewer, longer K/V steps a Q tile, which pays on long rows (more than 8,192
+#: keys non-causal, 12,288 causal).
 LONG_ROWS: dict[str, Any] = {"tile_n": 176, "kv_stages": 3}
 #: ``{head_dim: ((causal, max_seqlen_k, params), ...)}``, each causal value's rules in ascending max_seqlen_k, the
 #: last None; ``{}`` is the kernel's defaults (``attention_sm90.PARAMS``).
 BY_SEQLEN_K: dict[int, tuple[tuple[bool, int | None, dict[str, Any]], ...]] = {
-    128: ((False, 2048, SHORT_ROWS), (False, 8192, {}), (False, None, LONG_ROWS), (True, 8192, {}),
+    128: ((False, 2048, SHORT_ROWS), (False, 8192, {}), (False, None, LONG_ROWS), (True, 12288, {}),
           (True, None, LONG_ROWS)),
     64: ((False, None, attention_sm90.HEAD_DIM_64), (True, None, attention_sm90.HEAD_DIM_64)),
 }

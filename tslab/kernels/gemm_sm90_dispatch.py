@@ -1,8 +1,8 @@
-"""Which ``gemm_sm90`` design serves which M (and K), as measured: the table an export by M is built from.
+"""Which ``gemm_sm90`` design serves which M (and N and K), as measured: the table an export by M is built from.
 
 ``BY_M`` lists ``(max_m, params)``: M up to ``max_m`` uses ``gemm_sm90.design(**params)``, the last rule every
-larger M; between two measured Ms the larger-M rule applies. One rule bounds K as well (``{"M": 4096, "K":
-4096}``: M and K up to 4096). Each candidate (``CANDIDATES``) was timed at N = K =
+larger M; between two measured Ms the larger-M rule applies. One rule bounds N and K as well (``{"M": 4096, "N":
+4096, "K": 4096}``: each up to 4096). Each candidate (``CANDIDATES``) was timed at N = K =
 8192 beside ``torch.mm`` and the design it replaces in the same rounds, its output checked first, compiled with
 runtime M, N, K as the exported package holds it (``benchmarks/gemm.py --tuned --variant NAME``;
 benchmarks/NOTES.md, 2026-12-04 on the H200 and 2026-12-05 on an H100, two runs each), fp16 and bf16 alike:
@@ -14,8 +14,9 @@ benchmarks/NOTES.md, 2026-12-04 on the H200 and 2026-12-05 on an H100, two runs 
 - M <= 320: ``SWAP_128x160`` (cuBLAS's own tile, stages and cluster; 0.89-0.94x torch.mm, the gap inside a block).
 - M <= 384: 128 x 192 cooperative (2.3-3.4% ahead of the persistent 128 x 192, level with torch.mm).
 - M <= 512: the default with the sub-tiled epilogue's fourth stage (``SUBTILES``, +2.7-3.1%).
-- M <= 4096 and K <= 4096: ``SUBTILES`` too (+1-11% at M = 1024-4096, N = K = 4096; level or behind at N = K = 8192
-  beyond M = 1024, and mixed at M = 8192).
+- M, N and K <= 4096: ``SUBTILES`` too (H100: +1-11% at M = 1024-4096, N = K = 4096, two runs; H200: level there,
+  0.998-1.001x; behind with N = 4096 and K = 8192, level with N = 8192 and K = 4096, mixed at N = K = 8192 beyond
+  M = 1024 and at M = 8192).
 - above: the kernel's defaults (128 x 256 cooperative, persistent).
 
 At M <= 384 every tile fits one wave (128 tiles or fewer for 132 SMs at N = 8192), so each pick runs one tile a
@@ -89,11 +90,11 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     # and as cuBLAS runs its 128 x 256 (`128x256_64x4_2x1`): four stages, pairs along M sharing each B tile
     "subtiles_pairs": {**SUBTILES, "cluster_m": 2},
 }
-#: ``(bound, params)`` in ascending M: ``bound`` the largest M, or ``{"M": ..., "K": ...}`` where the rule bounds
-#: K too; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
+#: ``(bound, params)`` in ascending M: ``bound`` the largest M, or ``{"M": ..., "N": ..., "K": ...}`` where the
+#: rule bounds N and K too; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
 BY_M: tuple[tuple[int | dict[str, int] | None, dict[str, Any]], ...] = (
     (64, SWAP_64x64_ONE_TILE), (128, DECODE_ONE_TILE), (192, SWAP_64x192_ONE_TILE), (256, PAIRS_ONE_TILE),
-    (320, SWAP_128x160), (384, COOP_128x192_ONE_TILE), (512, SUBTILES), ({"M": 4096, "K": 4096}, SUBTILES),
+    (320, SWAP_128x160), (384, COOP_128x192_ONE_TILE), (512, SUBTILES), ({"M": 4096, "N": 4096, "K": 4096}, SUBTILES),
     (None, {}))
 
 
