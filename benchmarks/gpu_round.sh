@@ -100,6 +100,10 @@ case $1 in
     # head_dim 64: its tuned package (three warpgroups) beside flash-attn-4 and cuDNN on the shapes
     step "attention-d64-run$RUN" 200 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 64 \
       --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-d64-run$RUN.json"
+    # the causal short rows, where both head dims miss flash-attn-4 the most: its LPT tile order (A24, never timed)
+    step "attention-causal-order-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 64 \
+      --causal yes --peer fa4 --repeats 4 --no-package --variant causal_order=longest_first --shapes 4,2048,32 \
+      4,4096,32 --json "$OUT/attention-causal-order-run$RUN.json"
     ;;
 esac
 echo "== round done at $(( $(date +%s) - started )) s"

@@ -322,3 +322,16 @@ def test_a_k_bound_in_plain_data_is_checked_like_the_others(by_m_and_k):
     data["rules"][1].update(max_k=4096, max_seqlen_k=5)
     with pytest.raises(DesignError, match=r"rules\[1\]\.max_seqlen_k is not the bound of a dispatch by M"):
         Dispatch.from_dict(data)
+
+
+def test_a_design_two_rules_share_is_one_design_and_the_table_says_so():
+    shared = Dispatch([(128, SMALL), (384, MIDDLE), ({"M": 4096, "N": 4096, "K": 4096}, SMALL), (None, LARGE)])
+    assert shared.designs == (SMALL, MIDDLE, LARGE) and shared.rule_designs == (0, 1, 0, 2)
+    assert shared.pick((1000, 4096, 4096)) == (0, SMALL) and shared.pick((1000, 4104, 4096)) == (2, LARGE)
+    assert shared.spans() == ["M <= 128 or 385 <= M <= 4096, N <= 4096, K <= 4096", "129 <= M <= 384",
+                              "M >= 385, otherwise"]
+    assert shared.text().splitlines()[0] == "gemm_sm90 by M, N and K, 3 designs in 4 rules, dtype fp16:"
+    html_table = shared._repr_html_()
+    assert "<th style='white-space:nowrap;text-align:left'>M, N and K</th>" in html_table
+    assert "<td style='white-space:nowrap;text-align:left'>385 &lt;= M &lt;= 4096, N &lt;= 4096, K &lt;= 4096</td>" in (
+        html_table)

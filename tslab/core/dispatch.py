@@ -256,7 +256,7 @@ class Dispatch:
         rows = "".join(f"<tr><td style='{span_style}'>{html.escape(span)}</td>"
                        f"<td style='{what_style}'>{html.escape(what)}</td></tr>" for span, what in self.table())
         return (f"<table class='tslab-dispatch'><caption>{head}</caption><tr><th style='{span_style}'>"
-                f"{html.escape(self.key)}</th><th style='{what_style}'>design</th></tr>{rows}</table>")
+                f"{html.escape(picked_by(self.keys))}</th><th style='{what_style}'>design</th></tr>{rows}</table>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": self._repr_html_()}
