@@ -59,7 +59,7 @@ def test_design_json_holds_the_rules_by_causal_and_seqlen_k(package):
     for seqlen in (2048, 2049, 8192, 8193, 12288, 12289):
         assert [1, seqlen, seqlen, 2, 2] in meta["self_test"]["examples"]
     assert meta["about"]["designs"].startswith("5, one per launch by causal and seqlen_k: causal=False: seqlen_k "
-                                               "<= 2048 design 0, ")
+                                               "<= 2048 design 0; ")
 
 
 def test_verdict_txt_opens_with_the_table(package):

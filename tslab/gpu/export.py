@@ -272,7 +272,7 @@ def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs
               **({variant: design.params[variant]} if variant else {})}
              for i, (bound, design) in zip(which, dispatch.rules, strict=True)]
     choice = {"dispatch": {"key": dispatch.key, **({"variant": variant} if variant else {}), "rules": rules}}
-    designs = ", ".join(f"{span} design {i}" for i, span in zip(which, dispatch.ranges(), strict=True))
+    designs = "; ".join(f"{span} design {i}" for i, span in zip(which, dispatch.ranges(), strict=True))
     call = (f"design_for({variant}, {dispatch.key})" if variant
             else f"design_for({', '.join(k.lower() for k in dispatch.keys)})")
     about |= {"rules": " or ".join(dict.fromkeys(e["shape_rules"]["text"] for e in entries)),
