@@ -251,15 +251,21 @@ class Dispatch:
 
     def _repr_html_(self) -> str:
         head = html.escape(self.text().splitlines()[0].rstrip(":"))
-        # a range stays on one line; the designs, the long column, wrap left-aligned under their own start
+        # each bound of a range stays on one line (a range of several wraps between them); the designs, the long
+        # column, wrap left-aligned under their own start
         span_style, what_style = "white-space:nowrap;text-align:left", "text-align:left"
-        rows = "".join(f"<tr><td style='{span_style}'>{html.escape(span)}</td>"
+        rows = "".join(f"<tr><td style='{what_style}'>{_unbroken(span)}</td>"
                        f"<td style='{what_style}'>{html.escape(what)}</td></tr>" for span, what in self.table())
         return (f"<table class='tslab-dispatch'><caption>{head}</caption><tr><th style='{span_style}'>"
                 f"{html.escape(picked_by(self.keys))}</th><th style='{what_style}'>design</th></tr>{rows}</table>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": self._repr_html_()}
+
+
+def _unbroken(span: str) -> str:
+    """A range in HTML whose parts (``513 <= M <= 4096``, ``K <= 4096``) each stay on one line."""
+    return ", ".join(f"<span style='white-space:nowrap'>{html.escape(part)}</span>" for part in span.split(", "))
 
 
 def _describe(design: Design, defaults: dict[str, Any], skip: set[str | None]) -> str:
