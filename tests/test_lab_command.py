@@ -27,7 +27,7 @@ TUTORIAL_FILES = sorted(str(p.relative_to(ROOT / "notebooks")) for p in (ROOT / 
 def test_unknown_options_are_passed_on_to_jupyterlab():
     args = parse_args(["lab", "--no-browser", "--port", "8890", "--ServerApp.token=t"])
     assert args.extra == ["--no-browser", "--port", "8890", "--ServerApp.token=t"]
-    assert lab_command("tut", args.extra, as_root=False) == [
+    assert lab_command("tut", args.extra, as_root=False)[:9] == [
         sys.executable, "-m", "jupyter", "lab", "tut", "--no-browser", "--port", "8890", "--ServerApp.token=t"]
 
 
@@ -43,8 +43,19 @@ def test_unknown_options_of_other_commands_are_still_errors(capsys):
     assert "unrecognized arguments: --no-browser" in capsys.readouterr().err
 
 
+def test_jupyterlab_starts_without_the_news_prompt_unless_settings_are_given():
+    from tslab.lab import LAB_SETTINGS
+
+    overrides = json.loads((LAB_SETTINGS / "overrides.json").read_text())
+    assert overrides == {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false",
+                                                                         "checkForUpdates": False}}
+    assert lab_command("tut", [], as_root=False)[-1] == f"--LabApp.app_settings_dir={LAB_SETTINGS}"
+    mine = lab_command("tut", ["--LabApp.app_settings_dir=mine"], as_root=False)
+    assert [arg for arg in mine if "app_settings_dir" in arg] == ["--LabApp.app_settings_dir=mine"]
+
+
 def test_allow_root_only_as_root():
-    assert lab_command("tut", [], as_root=True)[-1] == "--allow-root"
+    assert "--allow-root" in lab_command("tut", [], as_root=True)
     assert "--allow-root" not in lab_command("tut", [], as_root=False)
     assert lab_command("tut", ["--allow-root"], as_root=True).count("--allow-root") == 1
     assert ("--allow-root" in lab_command("tut", [])) == (os.geteuid() == 0)
@@ -109,7 +120,7 @@ def test_wheel_ships_the_tutorials(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     shipped = sorted(n.removeprefix("tslab/tutorials/") for n in names if n.startswith("tslab/tutorials/"))
     assert shipped == TUTORIAL_FILES
-    assert "tslab/schemas/design.v1.json" in names
+    assert "tslab/schemas/design.v1.json" in names and "tslab/lab_settings/overrides.json" in names
 
 
 def test_installed_wheel_copies_its_own_tutorials(wheel, tmp_path):

@@ -16,6 +16,10 @@ from .errors import TslabError
 
 DEFAULT_DIR = "tslab-tutorials"
 _PACKAGE = Path(__file__).resolve().parent
+#: JupyterLab's default settings as ``tslab lab`` starts it (``overrides.json``): no prompt for Jupyter's news feed
+#: and no update check, whose notice otherwise covers a corner of the first tutorial a newcomer opens. Used only
+#: where the environment has no ``overrides.json`` of its own; a user's own settings still win over both.
+LAB_SETTINGS = _PACKAGE / "lab_settings"
 
 
 def tutorials_source() -> Path:
@@ -53,10 +57,14 @@ def copy_tutorials(dest: str | Path, source: str | Path | None = None) -> list[P
 
 
 def lab_command(folder: str | Path, extra: list[str], *, as_root: bool | None = None) -> list[str]:
-    """The command that starts JupyterLab on ``folder``, passing ``extra`` options on (``--allow-root`` as root)."""
+    """The command that starts JupyterLab on ``folder``, passing ``extra`` options on (``--allow-root`` as root),
+    with :data:`LAB_SETTINGS` as its default settings unless the environment or ``extra`` gives its own."""
     if as_root is None:
         as_root = hasattr(os, "geteuid") and os.geteuid() == 0
     cmd = [sys.executable, "-m", "jupyter", "lab", str(folder), *extra]
     if as_root and "--allow-root" not in extra:
         cmd.append("--allow-root")
+    own = (Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json").exists()
+    if not own and not any(arg.startswith("--LabApp.app_settings_dir") for arg in extra):
+        cmd.append(f"--LabApp.app_settings_dir={LAB_SETTINGS}")
     return cmd
