@@ -60,6 +60,29 @@ def bounds_of(bound: Any, key: str) -> dict[str, Any]:
     return {key: bound}
 
 
+def bound_fields(bound: Any, key: str) -> dict[str, Any]:
+    """A rule's bound as plain data writes it: ``{"max_m": 4096, "max_k": 4096}`` (the inverse of
+    :func:`rule_bound`)."""
+    return {bound_field(name): limit for name, limit in bounds_of(bound, key).items()}
+
+
+def bounded_keys(key: str, bounds: Sequence[Any]) -> tuple[str, ...]:
+    """The extents rules with ``bounds`` compare: ``key``, then any other one of them bounds, in the problem's
+    order (``("M", "N", "K")``)."""
+    others = {name for bound in bounds for name in bounds_of(bound, key)} - {key}
+    return (key, *(name for name in DIMS[KEYS[key][0]] if name in others))
+
+
+def joined_spans(ranges: Sequence[str], rule_designs: Sequence[int], designs: int) -> list[str]:
+    """For each of ``designs`` designs, the ``ranges`` of the rules that use it (``rule_designs``), joined by
+    "or"."""
+    return [" or ".join(span for span, j in zip(ranges, rule_designs, strict=True) if j == i) for i in range(designs)]
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def rule_bound(rule: dict[str, Any], key: str) -> Any:
     """The bound of a rule as plain data writes it (``{"max_m": 4096, "max_k": 4096, ...}``): an int or None, or a
     dict where it bounds more than the key."""
@@ -129,8 +152,7 @@ class Dispatch:
 
     def spans(self) -> list[str]:
         """For each design in :attr:`designs`, the ranges of the rules that use it in words, joined by "or"."""
-        ranges, which = self.ranges(), self.rule_designs
-        return [" or ".join(r for r, j in zip(ranges, which, strict=True) if j == i) for i in range(len(self.designs))]
+        return joined_spans(self.ranges(), self.rule_designs, len(self.designs))
 
     @property
     def kernel(self) -> str:
@@ -140,9 +162,7 @@ class Dispatch:
     @property
     def keys(self) -> tuple[str, ...]:
         """The extents the rules compare: the key, then any other a rule bounds (``("M", "K")``)."""
-        others = {name for bound, _ in self.rules for name in bounds_of(bound, self.key)} - {self.key}
-        kind = KEYS[self.key][0]
-        return (self.key, *(name for name in DIMS[kind] if name in others))
+        return bounded_keys(self.key, [bound for bound, _ in self.rules])
 
     @property
     def variant(self) -> str | None:
@@ -194,8 +214,8 @@ class Dispatch:
     def to_dict(self) -> dict[str, Any]:
         """Plain data :meth:`from_dict` reads back; each design as its own ``to_dict``."""
         return {"tslab_dispatch": FORMAT_VERSION, "key": self.key,
-                "rules": [{**{bound_field(k): v for k, v in bounds_of(bound, self.key).items()},
-                           "design": design.to_dict()} for bound, design in self.rules]}
+                "rules": [{**bound_fields(bound, self.key), "design": design.to_dict()}
+                          for bound, design in self.rules]}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -339,7 +359,7 @@ def _canonical(bound: Any, key: str, kernel: str, number: int) -> Any:
         raise DesignError("input", where, f"bound {_short(bound)} names {unknown[0]!r}, which a dispatch by {key} "
                                           f"does not compare", f"bound {key}{also} only, e.g. {{{key!r}: 128}}")
     for name, limit in bound.items():
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        if limit is not None and not _positive_int(limit):
             raise DesignError("input", where, f"{bound_field(name)}={_short(limit)} is not a positive int",
                               f"give the largest {name} this rule's design serves, or None for every {name}")
     limits = bounds_of(bound, key)
@@ -425,7 +445,7 @@ def _check_bounds(pairs: tuple[tuple[Any, Design], ...], numbers: list[int], key
             raise DesignError("input", where, f"{field}=None is not the last rule's bound{scope}",
                               f"only the last rule serves every larger {key}: give this one the largest {key} "
                               "it serves")
-        if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool) or bound < 1):
+        if bound is not None and not _positive_int(bound):
             raise DesignError("input", where, f"{field}={_short(bound)} is not a positive int",
                               f"give the largest {key} this rule's design serves, e.g. 128")
         if previous is not None:

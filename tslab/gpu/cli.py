@@ -99,12 +99,11 @@ def exported(path: Any) -> str:
         verdict = ", ".join(f"{v} ({label})" for v, label in zip(verdicts, labels, strict=True))
         what = f"{meta['kernel']} ({len(verdicts)} designs, one per value of {param})"
     elif "designs" in meta:
-        from ..core.dispatch import ALSO, bound_field, picked_by
+        from ..core.dispatch import bounded_keys, picked_by, rule_bound
 
         dispatch = meta["dispatch"]
-        rules = dispatch["rules"]
-        also = [name for name in ALSO[dispatch["key"]] if any(rule.get(bound_field(name)) for rule in rules)]
-        by = picked_by([*([dispatch["variant"]] if "variant" in dispatch else []), dispatch["key"], *also])
+        keys = bounded_keys(dispatch["key"], [rule_bound(rule, dispatch["key"]) for rule in dispatch["rules"]])
+        by = picked_by([*([dispatch["variant"]] if "variant" in dispatch else []), *keys])
         verdict = ", ".join(f"{v} ({span})" for v, span in zip(verdicts, _spans(dispatch, len(verdicts)), strict=True))
         what = f"{meta['kernel']} (a dispatch of {len(verdicts)} design{'s' if len(verdicts) > 1 else ''} by {by})"
     else:
@@ -117,12 +116,11 @@ def exported(path: Any) -> str:
 def _spans(dispatch: dict[str, Any], designs: int) -> list[str]:
     """For each of a package's designs, the ranges of the rules that use it in words, from its design.json (as
     ``Dispatch.spans()`` says them)."""
-    from ..core.dispatch import ranges_in_words, rule_bound
+    from ..core.dispatch import joined_spans, ranges_in_words, rule_bound
 
-    key, variant = dispatch["key"], dispatch.get("variant")
-    ranges = ranges_in_words(key, variant, [(rule_bound(rule, key), rule.get(variant)) for rule in dispatch["rules"]])
-    return [" or ".join(span for span, rule in zip(ranges, dispatch["rules"], strict=True) if rule["design"] == i)
-            for i in range(designs)]
+    key, variant, rules = dispatch["key"], dispatch.get("variant"), dispatch["rules"]
+    ranges = ranges_in_words(key, variant, [(rule_bound(rule, key), rule.get(variant)) for rule in rules])
+    return joined_spans(ranges, [rule["design"] for rule in rules], designs)
 
 
 def _tuned(name: str, params: dict[str, Any]) -> Any:

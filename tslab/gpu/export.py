@@ -27,7 +27,7 @@ from typing import Any
 from .. import exported
 from ..compiling.targets import Target, require_arch, resolve, shape_rules
 from ..core.design import Design
-from ..core.dispatch import Dispatch, bound_field, bounds_of, picked_by
+from ..core.dispatch import Dispatch, bound_fields, bounds_of, picked_by
 from .errors import GpuError, UnsafeDesignError
 from .guards import DEFAULT_SMS, checked_target, verified
 from .worker import run_job
@@ -248,9 +248,9 @@ def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs
     first = checked[0].target
     entries = _entries(checked, jobs, prefixes)
     variant = dispatch.variant
-    values = [None] if variant is None else list(dict.fromkeys(d.params[variant] for d in dispatch.designs))
     by = picked_by([*([variant] if variant else []), *dispatch.keys])
     if first.rules.package == "attention":
+        values = [None] if variant is None else list(dict.fromkeys(d.params[variant] for d in dispatch.designs))
         sides = _sides(dispatch, dispatch.key, 1, 1)
         calls = [({} if variant is None else {variant: value}, x) for value in values for x in sides]
         examples = [*ATTENTION_EXAMPLES, *((1, x, x, 2, 2) for x in sides if x > 1)]
@@ -268,7 +268,7 @@ def _write_dispatch(out: Path, dispatch: Dispatch, checked: list[_Checked], jobs
         examples = list(dict.fromkeys(examples))
         about = {}
     which = dispatch.rule_designs
-    rules = [{**{bound_field(k): v for k, v in bounds_of(bound, dispatch.key).items()}, "design": i,
+    rules = [{**bound_fields(bound, dispatch.key), "design": i,
               **({variant: design.params[variant]} if variant else {})}
              for i, (bound, design) in zip(which, dispatch.rules, strict=True)]
     choice = {"dispatch": {"key": dispatch.key, **({"variant": variant} if variant else {}), "rules": rules}}
