@@ -60,7 +60,7 @@ case $1 in
       step "gemm-m$m-run$RUN" 90 python3 benchmarks/gemm.py --tuned --no-package --dtypes fp16 bf16 \
         --repeats 5 --shapes "$m,8192,8192" "${variants[@]}" --json "$OUT/gemm-m$m-run$RUN.json"
     done
-    step gemm-profiles 120 python3 benchmarks/profile_kernels.py --out "$OUT/profiles" --only gemm_sm90_m256 gemm_sm90_m320
+    step gemm-profiles 180 python3 benchmarks/profile_kernels.py --out "$OUT/profiles" --only gemm_sm90_m256 gemm_sm90_m320 gemm_sm90_m384
     # the package (its K rule takes 4096^3) beside torch.mm and quack's best on the four large problems
     step "gemm-large-run$RUN" 240 python3 benchmarks/gemm.py --tuned --peer quack --dtypes bf16 fp16 --repeats 5 \
       --shapes 4096,4096,4096 8192,8192,8192 8192,28672,4096 16384,4096,14336 --json "$OUT/gemm-large-run$RUN.json"
