@@ -79,6 +79,11 @@ case $1 in
     step "gemm-package-small-m-run$RUN" 150 python3 benchmarks/gemm.py --tuned --dtypes fp16 bf16 --repeats 5 \
       --shapes 64,8192,8192 128,8192,8192 192,8192,8192 256,8192,8192 320,8192,8192 384,8192,8192 512,8192,8192 \
       --json "$OUT/gemm-package-small-m-run$RUN.json"
+    # M = 320's pick without its pairs (the profile: its MMA warps wait on data 55% of the time, the load warp on a
+    # free stage 63%; M = 384's level pick runs no cluster), persistent and one tile a block
+    step "gemm-m320-single-run$RUN" 120 python3 benchmarks/gemm.py --tuned --no-package --dtypes fp16 bf16 \
+      --repeats 5 --shapes 320,8192,8192 --variant swap_128x160_single --variant swap_128x160_alone \
+      --json "$OUT/gemm-m320-single-run$RUN.json"
     step "gemm-package-quack-run$RUN" 200 python3 benchmarks/gemm.py --tuned --peer quack --dtypes fp16 bf16 \
       --repeats 5 --shapes 256,8192,8192 384,8192,8192 512,8192,8192 --json "$OUT/gemm-package-quack-run$RUN.json"
     ;;
@@ -104,6 +109,12 @@ case $1 in
     step "attention-causal-order-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 64 \
       --causal yes --peer fa4 --repeats 4 --no-package --variant causal_order=longest_first --shapes 4,2048,32 \
       4,4096,32 --json "$OUT/attention-causal-order-run$RUN.json"
+    # head_dim 64's causal short rows (0.87x flash-attn-4): the two warpgroups (0.97-0.98x the three there, A20) and
+    # the LPT order (+1% in A24's one run), alone and together, beside the three-warpgroup preset
+    step "attention-d64-causal-short-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \
+      --causal yes --peer fa4 --repeats 4 --no-package --variant causal_order=longest_first \
+      --variant mma_warpgroups=2 --variant mma_warpgroups=2,causal_order=longest_first --shapes 4,2048,32 \
+      --json "$OUT/attention-d64-causal-short-run$RUN.json"
     ;;
 esac
 echo "== round done at $(( $(date +%s) - started )) s"

@@ -26,7 +26,7 @@ from tslab import gpu
 from tslab.gpu.profiling import MAX_EVENTS_PER_WARP, profile_job
 from tslab.kernels import design
 from tslab.kernels.gemm_sm90 import PINGPONG
-from tslab.kernels.gemm_sm90_dispatch import PAIRS_ONE_TILE, COOP_128x192_ONE_TILE, SWAP_128x160
+from tslab.kernels.gemm_sm90_dispatch import TILE_128_ALONE, COOP_128x192_ONE_TILE, SWAP_128x160_ALONE
 
 WAITS = {"ConsumerWait", "ProducerAcquire"}
 #: (name, design, shape, dtype, stages marked (None: all))
@@ -43,9 +43,9 @@ RUNS: list[tuple[str, Any, tuple[int, ...], str, set[str] | None]] = [
     # ping-pong: the warpgroups take the block's tiles in turns (4096^3: 32 x 22 = 704 tiles of 128 x 192, 5-6 a block)
     ("gemm_sm90_pingpong", lambda: design("gemm_sm90", **PINGPONG), (4096, 4096, 4096), "float16", None),
     # small M, one tile a block (128 blocks): the dispatch's picks at M = 256, 320 and 384 (BY_M); at 320 (cuBLAS's
-    # own tile, stages and cluster) the gap to cuBLAS is inside the block (NOTES #34), at 384 the pick is level
-    ("gemm_sm90_m256", lambda: design("gemm_sm90", **PAIRS_ONE_TILE), (256, 8192, 8192), "float16", None),
-    ("gemm_sm90_m320", lambda: design("gemm_sm90", **SWAP_128x160), (320, 8192, 8192), "float16", None),
+    # own tile and stages) the gap to cuBLAS is inside the block (NOTES #34, #38), at 384 the pick is level
+    ("gemm_sm90_m256", lambda: design("gemm_sm90", **TILE_128_ALONE), (256, 8192, 8192), "float16", None),
+    ("gemm_sm90_m320", lambda: design("gemm_sm90", **SWAP_128x160_ALONE), (320, 8192, 8192), "float16", None),
     ("gemm_sm90_m384", lambda: design("gemm_sm90", **COOP_128x192_ONE_TILE), (384, 8192, 8192), "float16", None),
     # attention: one 128-row Q tile of one (batch, head) per block, 32 K/V tiles (s = 4096); causal: the block traced
     # first holds the longest tile (tiles handed out longest first). Recorded with two K/V stages (the variant that

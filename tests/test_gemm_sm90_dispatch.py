@@ -24,11 +24,14 @@ from tslab.kernels.gemm_sm90_dispatch import (
 def test_the_table_is_the_sweeps_winner_for_each_range_of_m():
     assert [bound for bound, _ in BY_M] == [64, 128, 192, 256, 320, 384, 512, {"M": 4096, "N": 4096, "K": 4096},
                                        None]
+    alone = {"cluster_m": 1}
     assert [params for _, params in BY_M] == [
-        {**SWAP_64x64, **ONE_TILE, "stages": 14}, {**gemm_sm90.DECODE, **ONE_TILE, "stages": 9},
-        {**SWAP_64x192, **ONE_TILE, "stages": 7}, {**PAIRS_128, **ONE_TILE, "stages": 7}, SWAP_128x160,
-        {"tile_n": 192, "stages": 5, **ONE_TILE}, {"epilogue": "subtiles", "stages": 4},
-        {"epilogue": "subtiles", "stages": 4}, {}]
+        {**SWAP_64x64, **ONE_TILE, "stages": 14, **alone}, {**gemm_sm90.DECODE, **ONE_TILE, "stages": 9, **alone},
+        {**SWAP_64x192, **ONE_TILE, "stages": 7, **alone}, {**PAIRS_128, **ONE_TILE, "stages": 7, **alone},
+        {**SWAP_128x160, **ONE_TILE, "stages": 6, **alone}, {"tile_n": 192, "stages": 5, **ONE_TILE},
+        {"epilogue": "subtiles", "stages": 4}, {"epilogue": "subtiles", "stages": 4}, {}]
+    # one tile a block and no cluster up to M = 384
+    assert all(gemm_sm90.design(**params).params["cluster_m"] == 1 for _, params in BY_M)
     assert ONE_TILE == {"persistent": False, "epilogue": "aliased"}
     assert PAIRS_128 == {"tile_m": 128, "tile_n": 128, "mma_warpgroups": 2, "stages": 5, "cluster_m": 2}
     assert SWAP_64x192["swap_ab"] and SWAP_128x160["swap_ab"] and SWAP_128x160["tile_n"] == 160

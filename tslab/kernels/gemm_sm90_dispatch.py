@@ -5,24 +5,25 @@ larger M; between two measured Ms the larger-M rule applies. One rule bounds N a
 4096, "K": 4096}``: each up to 4096). Each candidate (``CANDIDATES``) was timed at N = K =
 8192 beside ``torch.mm`` and the design it replaces in the same rounds, its output checked first, compiled with
 runtime M, N, K as the exported package holds it (``benchmarks/gemm.py --tuned --variant NAME``;
-benchmarks/NOTES.md, 2026-12-04 on the H200 and 2026-12-05 on an H100, two runs each), fp16 and bf16 alike:
+benchmarks/NOTES.md, 2026-12-04 on the H200, 2026-12-05 and -06 on an H100, two runs each), fp16 and bf16 alike:
 
-- M <= 64: swapped 64 x 64 tiles in pairs (the 64 x 128 pairs leave half of each tile idle at 64 rows).
-- M <= 128: ``gemm_sm90.DECODE``'s 64 x 128 pairs.
-- M <= 192: swapped 64 x 192 pairs (no tile height fits 192 rows; the ping-pongs lose 20%).
-- M <= 256: 128 x 128 pairs (the 128 x 128 ping-pong 1% behind in every run, cuBLAS's tile).
-- M <= 320: ``SWAP_128x160`` (cuBLAS's own tile, stages and cluster; 0.89-0.94x torch.mm, the gap inside a block).
+- M <= 64: swapped 64 x 64 tiles (the 64 x 128 tiles leave half of each tile idle at 64 rows).
+- M <= 128: ``gemm_sm90.DECODE``'s 64 x 128 tiles.
+- M <= 192: swapped 64 x 192 tiles (no tile height fits 192 rows; the ping-pongs lose 20%).
+- M <= 256: 128 x 128 tiles (the 128 x 128 ping-pong 1% behind in every run, cuBLAS's tile).
+- M <= 320: swapped 128 x 160 tiles (cuBLAS's own tile and stages).
 - M <= 384: 128 x 192 cooperative (2.3-3.4% ahead of the persistent 128 x 192, level with torch.mm).
 - M <= 512: the default with the sub-tiled epilogue's fourth stage (``SUBTILES``, +2.7-3.1%).
 - M, N and K <= 4096: ``SUBTILES`` too (H100: +1-11% at M = 1024-4096, N = K = 4096, two runs; H200: level there,
   0.998-1.001x; behind with N = 4096 and K = 8192, level with N = 8192 and K = 4096, mixed at N = K = 8192 beyond
   M = 1024 and at M = 8192).
 - above: the kernel's defaults (128 x 256 cooperative, persistent).
-
 At M <= 384 every tile fits one wave (128 tiles or fewer for 132 SMs at N = 8192), so each pick runs one tile a
 block (``ONE_TILE``): no work-tile loop, the C tile staged over the A/B ring once the K loop is done, its SMEM
 given to the ring (one to four more stages). Those beat the persistent picks by 0.6-2% at M = 64-256 in every run
-and dtype (each p10-p90 apart from the pick's) and are level at M = 320.
+and dtype (each p10-p90 apart from the pick's) and are level at M = 320. And none runs a cluster (``ALONE``): the
+same picks in pairs of blocks sharing a tile by multicast (cuBLAS's clusters) were 1.8-2.8% slower at M = 64-256
+and 4-9% at M = 320 (H100, two runs, both dtypes), where a stage waits for both blocks' release before its refill.
 """
 
 from __future__ import annotations
@@ -61,6 +62,15 @@ DECODE_ONE_TILE: dict[str, Any] = {**gemm_sm90.DECODE, **ONE_TILE, "stages": 9}
 SWAP_64x192_ONE_TILE: dict[str, Any] = {**SWAP_64x192, **ONE_TILE, "stages": 7}
 PAIRS_ONE_TILE: dict[str, Any] = {**PAIRS_128, **ONE_TILE, "stages": 7}
 SWAP_128x160_ONE_TILE: dict[str, Any] = {**SWAP_128x160, **ONE_TILE, "stages": 6}
+#: No cluster: each block loads its own A and B tiles, so a stage is refilled as soon as its own MMA warps release it,
+#: not when the partner block's have too (NOTES #38: 1.8-2.8% over the pairs at M = 64-256, 4-9% at 320).
+ALONE: dict[str, Any] = {"cluster_m": 1}
+#: The picks at M <= 320: one tile a block, as many stages as SMEM holds, no cluster.
+SWAP_64x64_ALONE: dict[str, Any] = {**SWAP_64x64_ONE_TILE, **ALONE}
+DECODE_ALONE: dict[str, Any] = {**DECODE_ONE_TILE, **ALONE}
+SWAP_64x192_ALONE: dict[str, Any] = {**SWAP_64x192_ONE_TILE, **ALONE}
+TILE_128_ALONE: dict[str, Any] = {**PAIRS_ONE_TILE, **ALONE}
+SWAP_128x160_ALONE: dict[str, Any] = {**SWAP_128x160_ONE_TILE, **ALONE}
 COOP_128x192_ONE_TILE: dict[str, Any] = {**COOP_128x192, **ONE_TILE, "stages": 5}
 #: The default (128 x 256, the large shapes' pick) with C staged in a ring of sub-tile groups (32 KB instead of
 #: 64 KB), which buys the A/B ring a fourth stage (NOTES #37).
@@ -89,13 +99,18 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "subtiles": SUBTILES,
     # and as cuBLAS runs its 128 x 256 (`128x256_64x4_2x1`): four stages, pairs along M sharing each B tile
     "subtiles_pairs": {**SUBTILES, "cluster_m": 2},
+    # the picks at M <= 320 without their pairs (M = 384's level pick runs no cluster, NOTES #38); M = 320's
+    # persistent pick so too
+    "swap_64x64_alone": SWAP_64x64_ALONE, "decode_alone": DECODE_ALONE, "swap_64x192_alone": SWAP_64x192_ALONE,
+    "tile_128_alone": TILE_128_ALONE, "swap_128x160_alone": SWAP_128x160_ALONE,
+    "swap_128x160_single": {**SWAP_128x160, **ALONE},
 }
 #: ``(bound, params)`` in ascending M: ``bound`` the largest M, or ``{"M": ..., "N": ..., "K": ...}`` where the
 #: rule bounds N and K too; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
 BY_M: tuple[tuple[int | dict[str, int] | None, dict[str, Any]], ...] = (
-    (64, SWAP_64x64_ONE_TILE), (128, DECODE_ONE_TILE), (192, SWAP_64x192_ONE_TILE), (256, PAIRS_ONE_TILE),
-    (320, SWAP_128x160), (384, COOP_128x192_ONE_TILE), (512, SUBTILES), ({"M": 4096, "N": 4096, "K": 4096}, SUBTILES),
-    (None, {}))
+    (64, SWAP_64x64_ALONE), (128, DECODE_ALONE), (192, SWAP_64x192_ALONE), (256, TILE_128_ALONE),
+    (320, SWAP_128x160_ALONE), (384, COOP_128x192_ONE_TILE), (512, SUBTILES),
+    ({"M": 4096, "N": 4096, "K": 4096}, SUBTILES), (None, {}))
 
 
 def tuned(dtype: str = "fp16") -> Dispatch:
