@@ -74,11 +74,8 @@ def test_design_json_holds_the_rules_and_every_design_with_its_checks(package):
         assert entry["shape_rules"]["multiple_of"] == [1, 8, 8]
         assert entry["tensor_divisibility"] == [[1, 8], [8, 8], [1, 8]]
         assert entry["edits"] == {"schedules": {}, "alias_groups": None}
-    # The picks up to M = 320 run in clusters of 2, whose rule TS cannot see; the 128 x 192 tiles, the sub-tiled
-    # epilogue and the defaults do not. One warpgroup's 4 warps or two warpgroups' 8, in each of 2 blocks.
-    assert [len(e["checked_beyond_ts"]) for e in entries] == [1, 1, 1, 1, 1, 0, 0, 0]
-    for entry, size in zip(entries[:5], (8, 8, 8, 16, 16), strict=True):
-        assert f"consumer_group.size {size}" in entry["checked_beyond_ts"][0]
+    # No pick runs in a cluster, so none has a rule TS cannot see (a cluster's is checked in test_gpu_export.py)
+    assert [e["checked_beyond_ts"] for e in entries] == [[]] * DESIGNS
 
 
 def test_verdict_txt_has_the_table_then_each_verdict_under_its_range(package):
@@ -95,7 +92,7 @@ def test_verdict_txt_has_the_table_then_each_verdict_under_its_range(package):
     for section, design in zip(sections, tuned().designs, strict=True):
         assert "\ngemm_sm90: SAFE\n" in section
         assert f"checked at each trip count from 1 to {2 * design.params['stages'] + 1} (" in section
-    assert "Clusters of 2" in sections[3] and "Clusters of 2" not in sections[5] and "Clusters of 2" not in sections[7]
+    assert not any("Clusters of 2" in section for section in sections)
 
 
 def test_the_package_picks_by_m_and_loads_every_object_without_tslab(package):
