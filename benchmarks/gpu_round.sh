@@ -109,6 +109,8 @@ case $1 in
     step "attention-causal-order-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 64 \
       --causal yes --peer fa4 --repeats 4 --no-package --variant causal_order=longest_first --shapes 4,2048,32 \
       4,4096,32 --json "$OUT/attention-causal-order-run$RUN.json"
+    # the default's timeline at s = 4096, where flash-attn-4 leads it most (0.88-0.92x)
+    step attention-profile 150 python3 benchmarks/profile_kernels.py --out "$OUT/profiles" --only attention_sm90_default
     # head_dim 64's causal short rows (0.87x flash-attn-4): the two warpgroups (0.97-0.98x the three there, A20) and
     # the LPT order (+1% in A24's one run), alone and together, beside the three-warpgroup preset
     step "attention-d64-causal-short-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \

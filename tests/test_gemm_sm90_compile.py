@@ -21,7 +21,7 @@ def _compile(params: dict) -> dict:
                    timeout=900, what="compile of 'gemm_sm90' for sm_90a")
 
 
-@pytest.mark.parametrize("name", ["default", "pingpong_128x128", "pairs", "swap_64x192", "swap_128x160_aliased",
+@pytest.mark.parametrize("name", ["default", "pingpong_128x128", "pairs", "swap_64x192", "swap_128x160_alone",
                                   "swap_128x192_aliased", "subtiles"])
 def test_runtime_extents_keep_the_wgmmas_pipelined(name):
     """Before the epilogue waited for the wgmmas on every path, ptxas could not tell the branch that skips a runtime
