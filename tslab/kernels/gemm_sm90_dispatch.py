@@ -63,7 +63,7 @@ SWAP_64x192_ONE_TILE: dict[str, Any] = {**SWAP_64x192, **ONE_TILE, "stages": 7}
 PAIRS_ONE_TILE: dict[str, Any] = {**PAIRS_128, **ONE_TILE, "stages": 7}
 SWAP_128x160_ONE_TILE: dict[str, Any] = {**SWAP_128x160, **ONE_TILE, "stages": 6}
 #: No cluster: each block loads its own A and B tiles, so a stage is refilled as soon as its own MMA warps release it,
-#: not when the partner block's have too (NOTES #38: 1.8-2.8% over the pairs at M = 64-256, 4-9% at 320).
+#: not when the partner block's have too (NOTES #39: 1.8-2.8% over the pairs at M = 64-256, 4-9% at 320).
 ALONE: dict[str, Any] = {"cluster_m": 1}
 #: The picks at M <= 320: one tile a block, as many stages as SMEM holds, no cluster.
 SWAP_64x64_ALONE: dict[str, Any] = {**SWAP_64x64_ONE_TILE, **ALONE}
