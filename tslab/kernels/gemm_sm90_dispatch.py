@@ -99,7 +99,7 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "subtiles": SUBTILES,
     # and as cuBLAS runs its 128 x 256 (`128x256_64x4_2x1`): four stages, pairs along M sharing each B tile
     "subtiles_pairs": {**SUBTILES, "cluster_m": 2},
-    # the picks at M <= 320 without their pairs (M = 384's level pick runs no cluster, NOTES #38); M = 320's
+    # the picks at M <= 320 without their pairs (M = 384's level pick runs no cluster, NOTES #39); M = 320's
     # persistent pick so too
     "swap_64x64_alone": SWAP_64x64_ALONE, "decode_alone": DECODE_ALONE, "swap_64x192_alone": SWAP_64x192_ALONE,
     "tile_128_alone": TILE_128_ALONE, "swap_128x160_alone": SWAP_128x160_ALONE,
