@@ -11,7 +11,7 @@ benchmarks/NOTES.md, 2026-12-04 on the H200, 2026-12-05 and -06 on an H100, two 
 - M <= 128: ``gemm_sm90.DECODE``'s 64 x 128 tiles.
 - M <= 192: swapped 64 x 192 tiles (no tile height fits 192 rows; the ping-pongs lose 20%).
 - M <= 256: 128 x 128 tiles (the 128 x 128 ping-pong 1% behind in every run, cuBLAS's tile).
-- M <= 320: swapped 128 x 160 tiles (cuBLAS's own tile and stages).
+- M <= 320: swapped 128 x 160 tiles (cuBLAS's own tile, a sixth stage where the C tile's SMEM was).
 - M <= 384: 128 x 192 cooperative (2.3-3.4% ahead of the persistent 128 x 192, level with torch.mm).
 - M <= 512: the default with the sub-tiled epilogue's fourth stage (``SUBTILES``, +2.7-3.1%).
 - M, N and K <= 4096: ``SUBTILES`` too (H100: +1-11% at M = 1024-4096, N = K = 4096, two runs; H200: level there,
