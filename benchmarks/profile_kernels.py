@@ -43,7 +43,7 @@ RUNS: list[tuple[str, Any, tuple[int, ...], str, set[str] | None]] = [
     # ping-pong: the warpgroups take the block's tiles in turns (4096^3: 32 x 22 = 704 tiles of 128 x 192, 5-6 a block)
     ("gemm_sm90_pingpong", lambda: design("gemm_sm90", **PINGPONG), (4096, 4096, 4096), "float16", None),
     # small M, one tile a block (128 blocks): the dispatch's picks at M = 256, 320 and 384 (BY_M); at 320 (cuBLAS's
-    # own tile and stages) the gap to cuBLAS is inside the block (NOTES #34, #38), at 384 the pick is level
+    # own tile and stages) the gap to cuBLAS is inside the block (NOTES #34, #39), at 384 the pick is level
     ("gemm_sm90_m256", lambda: design("gemm_sm90", **TILE_128_ALONE), (256, 8192, 8192), "float16", None),
     ("gemm_sm90_m320", lambda: design("gemm_sm90", **SWAP_128x160_ALONE), (320, 8192, 8192), "float16", None),
     ("gemm_sm90_m384", lambda: design("gemm_sm90", **COOP_128x192_ONE_TILE), (384, 8192, 8192), "float16", None),

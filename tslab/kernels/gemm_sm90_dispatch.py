@@ -18,6 +18,7 @@ benchmarks/NOTES.md, 2026-12-04 on the H200, 2026-12-05 and -06 on an H100, two 
   0.998-1.001x; behind with N = 4096 and K = 8192, level with N = 8192 and K = 4096, mixed at N = K = 8192 beyond
   M = 1024 and at M = 8192).
 - above: the kernel's defaults (128 x 256 cooperative, persistent).
+
 At M <= 384 every tile fits one wave (128 tiles or fewer for 132 SMs at N = 8192), so each pick runs one tile a
 block (``ONE_TILE``): no work-tile loop, the C tile staged over the A/B ring once the K loop is done, its SMEM
 given to the ring (one to four more stages). Those beat the persistent picks by 0.6-2% at M = 64-256 in every run
