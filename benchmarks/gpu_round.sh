@@ -111,6 +111,12 @@ case $1 in
       4,4096,32 --json "$OUT/attention-causal-order-run$RUN.json"
     # the default's timeline at s = 4096, where flash-attn-4 leads it most (0.88-0.92x)
     step attention-profile 150 python3 benchmarks/profile_kernels.py --out "$OUT/profiles" --only attention_sm90_default
+    # A31: the persistent schedule with two Q stages and 176-wide K/V tiles (two stages fit), on the rows where neither
+    # SHORT_ROWS nor LONG_ROWS pays alone (4,096 and 8,192 keys, non-causal), beside SHORT_ROWS
+    step "attention-short-wide-run$RUN" 180 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
+      --causal no --peer fa4 --repeats 4 --no-package --variant persistent=True,q_stages=2,tile_n=176,kv_stages=2 \
+      --variant persistent=True,q_stages=2 --shapes 4,4096,32 4,8192,32 \
+      --json "$OUT/attention-short-wide-run$RUN.json"
     # head_dim 64's causal short rows (0.87x flash-attn-4): the two warpgroups (0.97-0.98x the three there, A20) and
     # the LPT order (+1% in A24's one run), alone and together, beside the three-warpgroup preset
     step "attention-d64-causal-short-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \
