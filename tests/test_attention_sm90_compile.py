@@ -39,6 +39,7 @@ CASES = [
     ({**attn.THREE_WARPGROUPS, "persistent": True}, True),
     ({"persistent": True}, True),  # the work queue's state on top of 240 registers: C7512 before P's conversion moved
     ({"persistent": True, "q_stages": 2}, True),  # the next tile's Q loads under this one: 224 KB of SMEM
+    ({"persistent": True, "q_stages": 2, "tile_n": 176, "kv_stages": 2}, True),  # A31: the short rows' schedule, wide
     ({**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2}, True),
     ({"turn_after_v": True}, True),  # Q K^T reads the K stage noted before the wait for V
     ({**attn.THREE_WARPGROUPS, "turn_after_v": True, "causal": True}, True),
