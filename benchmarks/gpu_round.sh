@@ -2,7 +2,7 @@
 # One round of the GPU steps that benchmarks/NOTES.md lists as next ("Next GPU steps"), in that order, each under a
 # time cap so the round ends inside one device command, every log and JSON under $OUT (default: ./gpu-round).
 #
-#   bash benchmarks/gpu_round.sh gemm       # the GEMM candidates by M (#34-#35), their GPU test, the profiles,
+#   bash benchmarks/gpu_round.sh gemm       # each pick by M beside its rivals (#34-#39), their GPU test, the profiles,
 #                                           # the package on the four large problems beside torch.mm and quack,
 #                                           # with the sub-tiled epilogue's fourth stage (#37) beside its pick
 #   bash benchmarks/gpu_round.sh attention  # the tuned attention package on every issue shape, the full GPU tests
@@ -53,7 +53,7 @@ case $1 in
   gemm)
     step gemm-one-tile-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm.py -k "one_tile or subtiled"
     for candidates in "64 swap_64x64_aliased swap_64x64_13" "128 decode_aliased" "192 swap_64x192_aliased" \
-                      "256 pairs_aliased pingpong_128x128_pairs" "320 swap_128x160_aliased" "384 coop_128x192_aliased swap_128x192_aliased"; do
+                      "256 pairs_aliased pingpong_128x128_pairs" "320 swap_128x160_aliased swap_128x160_single" "384 coop_128x192 swap_128x192_aliased"; do
       set -- $candidates
       m=$1; shift
       variants=(); for name in "$@"; do variants+=(--variant "$name"); done
@@ -79,11 +79,6 @@ case $1 in
     step "gemm-package-small-m-run$RUN" 150 python3 benchmarks/gemm.py --tuned --dtypes fp16 bf16 --repeats 5 \
       --shapes 64,8192,8192 128,8192,8192 192,8192,8192 256,8192,8192 320,8192,8192 384,8192,8192 512,8192,8192 \
       --json "$OUT/gemm-package-small-m-run$RUN.json"
-    # M = 320's pick without its pairs (the profile: its MMA warps wait on data 55% of the time, the load warp on a
-    # free stage 63%; M = 384's level pick runs no cluster), persistent and one tile a block
-    step "gemm-m320-single-run$RUN" 120 python3 benchmarks/gemm.py --tuned --no-package --dtypes fp16 bf16 \
-      --repeats 5 --shapes 320,8192,8192 --variant swap_128x160_single --variant swap_128x160_alone \
-      --json "$OUT/gemm-m320-single-run$RUN.json"
     step "gemm-package-quack-run$RUN" 200 python3 benchmarks/gemm.py --tuned --peer quack --dtypes fp16 bf16 \
       --repeats 5 --shapes 256,8192,8192 384,8192,8192 512,8192,8192 --json "$OUT/gemm-package-quack-run$RUN.json"
     ;;

@@ -30,7 +30,7 @@ def test_the_table_is_the_sweeps_winner_for_each_range_of_m():
         {**SWAP_64x192, **ONE_TILE, "stages": 7, **alone}, {**PAIRS_128, **ONE_TILE, "stages": 7, **alone},
         {**SWAP_128x160, **ONE_TILE, "stages": 6, **alone}, {"tile_n": 192, "stages": 5, **ONE_TILE},
         {"epilogue": "subtiles", "stages": 4}, {"epilogue": "subtiles", "stages": 4}, {}]
-    # one tile a block and no cluster up to M = 384
+    # no rule runs a cluster (NOTES #39)
     assert all(gemm_sm90.design(**params).params["cluster_m"] == 1 for _, params in BY_M)
     assert ONE_TILE == {"persistent": False, "epilogue": "aliased"}
     assert PAIRS_128 == {"tile_m": 128, "tile_n": 128, "mma_warpgroups": 2, "stages": 5, "cluster_m": 2}
