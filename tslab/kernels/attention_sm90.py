@@ -325,7 +325,7 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
                          cta_layout_vmnk=None))
              for k in range((1 if warpgroups == 2 else warpgroups) if pingpong else 0)]
     trips = kv_tiles if geo is None else AttentionTask.get_domain
-    sched = _Schedules(overlap=p["overlap"], trips=trips, wq=wq, turn_after_v=p["turn_after_v"])
+    sched = _Schedules(overlap=p["overlap"], trips=trips, wq=wq, turn_after_v=p["turn_after_v"], causal=p["causal"])
     caches = gpu.get("caches") or (None,) * warpgroups
     regs = REGISTERS[warpgroups]
     if pingpong:
@@ -366,8 +366,10 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
 class _Schedules:
     """Each task's schedule (fresh per call): one tile's body, inside the WorkQueue's tile loop when persistent."""
 
-    def __init__(self, *, overlap: bool, trips: Any, wq: WorkQueue | None, turn_after_v: bool = False) -> None:
+    def __init__(self, *, overlap: bool, trips: Any, wq: WorkQueue | None, turn_after_v: bool = False,
+                 causal: bool = False) -> None:
         self.overlap, self.trips, self.wq, self.turn_after_v = overlap, trips, wq, turn_after_v
+        self.causal = causal
 
     def _tiles(self, body: Any, *resources: MemoryResource) -> Any:
         if self.wq is None:
@@ -414,7 +416,7 @@ class _Schedules:
         """An MMA task's tile. ``role``: ``lead``/``follow`` of two ping-pong warpgroups (one turn between them);
         ``first``/``middle``/``last`` of three (the turns it waits and gives, in that order): the first does not
         wait on its first K/V step, the last does not give on its last, so each turn is given as often as taken."""
-        overlap, trips, turn_after_v = self.overlap, self.trips, self.turn_after_v
+        overlap, trips, turn_after_v, causal = self.overlap, self.trips, self.turn_after_v, self.causal
 
         def take(t: Any, first: bool) -> None:
             if role == "lead":
@@ -473,7 +475,9 @@ class _Schedules:
                 q.rescale()
                 with domain_loop(1, trips, 1):
                     scores(q, kv, t, 1)
-                    q.softmax()  # under the PV wgmma
+                    # under the PV wgmma; K/V tiles go last to first, so without a causal mask only the first
+                    # (the head's: the one reaching past seqlen_k) can need a mask, and the loop has no check
+                    q.softmax(masked=causal)
                     kv.wgmma_wait(pending=0)
                     kv.release()
                     q.rescale()

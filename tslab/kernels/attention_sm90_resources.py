@@ -268,39 +268,43 @@ class SmemQ(MemoryResource):
 
     @consumer_work
     @cute.jit
-    def softmax(self, stage_info: StageInfo) -> None:
+    def softmax(self, stage_info: StageInfo, *, masked: cutlass.Constexpr[bool] = True) -> None:
         """Online softmax of this K/V iteration's S (registers), masked where the tile needs it: the running max
         and partial sums move on, P = exp2(S log2(e) scale - max log2(e) scale) overwrites S, and the factor the
-        O rows must be rescaled by is kept (``rescale`` applies it once the PV wgmma reading O is done)."""
+        O rows must be rescaled by is kept (``rescale`` applies it once the PV wgmma reading O is done).
+        ``masked=False``: the caller knows no tile of this step needs a mask, so there is no runtime check (its
+        compare and branch kept the Q descriptors out of uniform registers: 30 more instructions a K/V tile)."""
         geo = self.geo
         st = stage_info.task_cache
-        m, _, _ = tile_of(geo, self.ext, stage_info)
-        n_block = kv_blocks(geo, self.ext, m) - 1 - stage_info.loop_offset
-        _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
         s_mn = acc_mn_view(st.s)
-        first_row = m * geo.rows + row0
-        first_col = n_block * geo.tile_n
-        # A tile needs a mask where it reaches past the last key or, causal, past the diagonal of its first row.
-        needs_mask = first_col + geo.tile_n > self.ext.seqlen_k
-        if cutlass.const_expr(geo.causal):
-            needs_mask = needs_mask or first_col + geo.tile_n - 1 > first_row + self.ext.seqlen_k - self.ext.seqlen_q
-        if needs_mask:
-            coords = acc_mn_view(self.mma_qk.get_slice(tidx).partition_C(
-                cute.make_identity_tensor((geo.task_rows, geo.tile_n))))
-            # A thread's columns are its first one plus compile-time offsets: one compare and one select per
-            # element against the row's limit, relative to that first column. (A runtime ``if`` per element
-            # became a branch that carried all of S, ~15 selects per element.)
-            col0 = coords[0, 0][1]
-            for r in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
-                row = first_row + coords[r, 0][0]
-                limit = self.ext.seqlen_k - first_col  # columns at or past it are masked
-                if cutlass.const_expr(geo.causal):
-                    limit = cutlass.min(limit, row + 1 + self.ext.seqlen_k - self.ext.seqlen_q - first_col)
-                limit = limit - col0
-                for c in cutlass.range_constexpr(cute.size(s_mn, mode=[1])):
-                    offset = coords[r, c][1] - col0
-                    s_mn[r, c] = cutlass.Float32(cutlass.select_(
-                        offset >= limit, -cutlass.Float32.inf, s_mn[r, c]))
+        if cutlass.const_expr(masked):
+            m, _, _ = tile_of(geo, self.ext, stage_info)
+            n_block = kv_blocks(geo, self.ext, m) - 1 - stage_info.loop_offset
+            _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
+            first_row = m * geo.rows + row0
+            first_col = n_block * geo.tile_n
+            # A tile needs a mask where it reaches past the last key or, causal, past the diagonal of its first row.
+            needs_mask = first_col + geo.tile_n > self.ext.seqlen_k
+            if cutlass.const_expr(geo.causal):
+                diagonal = first_row + self.ext.seqlen_k - self.ext.seqlen_q  # the first row's last key
+                needs_mask = needs_mask or first_col + geo.tile_n - 1 > diagonal
+            if needs_mask:
+                coords = acc_mn_view(self.mma_qk.get_slice(tidx).partition_C(
+                    cute.make_identity_tensor((geo.task_rows, geo.tile_n))))
+                # A thread's columns are its first one plus compile-time offsets: one compare and one select per
+                # element against the row's limit, relative to that first column. (A runtime ``if`` per element
+                # became a branch that carried all of S, ~15 selects per element.)
+                col0 = coords[0, 0][1]
+                for r in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
+                    row = first_row + coords[r, 0][0]
+                    limit = self.ext.seqlen_k - first_col  # columns at or past it are masked
+                    if cutlass.const_expr(geo.causal):
+                        limit = cutlass.min(limit, row + 1 + self.ext.seqlen_k - self.ext.seqlen_q - first_col)
+                    limit = limit - col0
+                    for c in cutlass.range_constexpr(cute.size(s_mn, mode=[1])):
+                        offset = coords[r, c][1] - col0
+                        s_mn[r, c] = cutlass.Float32(cutlass.select_(
+                            offset >= limit, -cutlass.Float32.inf, s_mn[r, c]))
         for r in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
             row = s_mn[r, None].load()
             new_max = cute.arch.warp_reduction_max(row.reduce(cute.ReductionOp.MAX, st.row_max[r], 0),
