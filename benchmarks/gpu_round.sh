@@ -53,7 +53,7 @@ case $1 in
   gemm)
     step gemm-one-tile-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm.py -k "one_tile or subtiled"
     for candidates in "64 swap_64x64_aliased swap_64x64_13" "128 decode_aliased" "192 swap_64x192_aliased" \
-                      "256 pairs_aliased pingpong_128x128_pairs" "320 swap_128x160_aliased swap_128x160_single" "384 coop_128x192 swap_128x192_aliased"; do
+                      "256 pairs_aliased pingpong_128x128_pairs" "320 swap_128x160_aliased swap_128x160_subtiles" "384 coop_128x192 swap_128x192_aliased"; do
       set -- $candidates
       m=$1; shift
       variants=(); for name in "$@"; do variants+=(--variant "$name"); done

@@ -22,7 +22,7 @@ def _compile(params: dict) -> dict:
 
 
 @pytest.mark.parametrize("name", ["default", "pingpong_128x128", "pairs", "swap_64x192", "swap_128x160_alone",
-                                  "swap_128x192_aliased", "subtiles"])
+                                  "swap_128x192_aliased", "subtiles", "swap_128x160_subtiles"])
 def test_runtime_extents_keep_the_wgmmas_pipelined(name):
     """Before the epilogue waited for the wgmmas on every path, ptxas could not tell the branch that skips a runtime
     K loop from the one after it: C7517 in every design, and in ping-pong C7511 with a warpgroup arrive and wait

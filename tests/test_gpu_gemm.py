@@ -149,6 +149,7 @@ SUBTILE_VARIANTS = [
     {"tile_n": 160, "stages": 4, "epilogue": "subtiles"},
     {"tile_n": 128, "mma_warpgroups": 1, "stages": 6, "epilogue": "subtiles", "raster": "row"},
     {"persistent": False, "epilogue": "subtiles", "stages": 4, "cluster_m": 2},
+    dispatch.SWAP_128x160_SUBTILES,
 ]
 
 
