@@ -106,6 +106,9 @@ case $1 in
       4,4096,32 --json "$OUT/attention-causal-order-run$RUN.json"
     # the default's timeline at s = 4096, where flash-attn-4 leads it most (0.88-0.92x)
     step attention-profile 150 python3 benchmarks/profile_kernels.py --out "$OUT/profiles" --only attention_sm90_default
+    # the same, compiled with runtime extents as the package holds it (its K/V loop is the one a model runs)
+    step attention-profile-dynamic 150 python3 benchmarks/profile_kernels.py --dynamic --out "$OUT/profiles-dynamic" \
+      --only attention_sm90_default
     # A31: the persistent schedule with two Q stages and 176-wide K/V tiles (two stages fit), on the rows where neither
     # SHORT_ROWS nor LONG_ROWS pays alone (4,096 and 8,192 keys, non-causal), beside SHORT_ROWS
     step "attention-short-wide-run$RUN" 180 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \

@@ -5,7 +5,7 @@ kernel with one marker and the kernel with every step marked run in turn (``--re
 traced block's lifetime on IKET's clock, medians, ``overhead`` = marked / one marker (IKET's own comparison;
 ``plain_us`` is the kernel without markers, CUDA events). Each timeline is written to
 ``DIR/<name>.timeline.json.gz`` (what tutorial 09 loads from ``notebooks/data/``) and its summary printed; the
-overhead table comes last.
+overhead table comes last. ``--dynamic`` compiles each with runtime extents, the kernel an exported package holds.
 Targets: overhead < 1.10x for ``gemm_sm90`` with the filter named in the table.
 """
 
@@ -64,6 +64,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--only", nargs="*", help="names of RUNS to profile")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="compile with runtime extents, the kernel an exported package holds (default: for the "
+                             "profiled shape alone)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -75,11 +78,13 @@ def main() -> int:
         try:
             job, steps, _target = profile_job(d, shape=shape, dtype=dtype, blocks=1, stages=stages, resources=None,
                                               max_events_per_warp=MAX_EVENTS_PER_WARP, repeats=args.repeats,
-                                              seed=0, launch=None, force=False, timeout=300.0)
+                                              seed=0, launch=None, force=False, timeout=300.0,
+                                              dynamic=args.dynamic)
             with gzip.open(args.out / f"{name}.job.json.gz", "wt") as fh:
                 json.dump(job, fh, default=str)
             print(f"[{name}] IKET trace: {json.dumps(job.get('raw_sample'), default=str)[:1500]}", flush=True)
             timeline = gpu.Timeline.from_job(d.kernel, steps, job)
+            timeline.meta.update(dynamic=args.dynamic)
         except Exception as exc:  # one failing design must not hide the others
             print(f"[{name}] FAILED: {type(exc).__name__}: {exc}", flush=True)
             rows.append({"name": name, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
@@ -92,7 +97,7 @@ def main() -> int:
             print(timeline.summary().to_string(), flush=True)
             if name.startswith("gemm_sm90_pingpong"):
                 print(warpgroup_turns(timeline).to_string(), flush=True)
-        rows.append({"name": name, "shape": "x".join(map(str, shape)),
+        rows.append({"name": name, "shape": "x".join(map(str, shape)), "dynamic": args.dynamic,
                      "stages": ",".join(sorted(stages or [])) or "all", "ranges": len(timeline.frame),
                      "minimal_us": timeline.minimal_us, "marked_us": timeline.marked_us,
                      "overhead": timeline.overhead, "plain_us": timeline.plain_us})

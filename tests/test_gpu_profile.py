@@ -74,3 +74,10 @@ def test_a_blocks_measured_order_replays_in_the_explorer():
     t = gpu.profile(d, shape=(1536, 5632, 256), dtype="float16", repeats=0)
     explorer = t.replay(d)
     assert explorer.status.kind == "complete"
+
+
+def test_a_dynamic_profile_traces_the_runtime_extent_kernel_at_the_shape_asked(gemm_timeline):
+    """Compiled with runtime extents (as a package holds it) and run at the same shape: the same steps a warp."""
+    dynamic = gpu.profile(design("gemm_sm90"), shape=(2048, 2048, 1024), dtype="float16", repeats=3, dynamic=True)
+    assert dynamic.meta["dynamic"] is True and gemm_timeline.meta["dynamic"] is False
+    assert _trips(dynamic.frame, "MmaTask") == _trips(gemm_timeline.frame, "MmaTask")

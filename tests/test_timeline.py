@@ -136,6 +136,19 @@ def test_profile_without_a_gpu_says_so():
 def test_bad_profile_arguments_are_refused_before_any_gpu_work():
     with pytest.raises(tslab.DesignError, match=r"blocks=0 is not a positive int"):
         gpu.profile(design("tma_copy"), blocks=0)
+    with pytest.raises(tslab.DesignError, match=r"dynamic='yes' is not a bool"):
+        gpu.profile(design("tma_copy"), dynamic="yes")
+
+
+def test_a_dynamic_profile_runs_the_kernel_a_package_holds_at_the_shape_asked():
+    from tslab.kernels import attention_sm90
+
+    shape = (4, 4096, 4096, 32, 32)
+    target = profiling.profiled_target(attention_sm90.design(), shape, None, None, True)
+    assert target.dynamic and tuple(target.shape) == shape
+    assert not profiling.profiled_target(attention_sm90.design(), shape, None, None, False).dynamic
+    with pytest.raises(gpu.NoGpuError, match=r"profile of 'attention_sm90': no NVIDIA GPU"):
+        gpu.profile(attention_sm90.design(), shape=shape, dynamic=True)
 
 
 def test_too_many_distinct_steps_for_ikets_narrow_encoding_names_the_filter():

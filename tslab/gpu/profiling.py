@@ -8,6 +8,7 @@ and a marker-slot count checked before anything is compiled.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..compiling.targets import resolve
@@ -25,34 +26,44 @@ def profile(design: Any, *, shape: tuple[int, ...] | None = None, dtype: str | N
             stages: set[str] | None = None, resources: set[str] | None = None,
             max_events_per_warp: int = MAX_EVENTS_PER_WARP, repeats: int = 20, seed: int = 0,
             launch: dict[str, Any] | None = None, force: bool = False, timeout: float = 300.0,
-            inputs: Any = None, reference: Any = None, outputs: Any = None) -> Timeline:
+            inputs: Any = None, reference: Any = None, outputs: Any = None, dynamic: bool = False) -> Timeline:
     """Profile one launch of ``design``'s kernel on this GPU; ``blocks`` blocks are kept (``1``: IKET traces one
     block, and the plain and marked kernels are timed ``repeats`` times each). ``stages`` (ScheduleStage names)
     and ``resources`` limit the steps TS marks; IKET's narrow encoding holds 30 distinct step names.
+    ``dynamic=True`` compiles with runtime extents, the kernel an exported package holds, and runs it at ``shape``
+    (compiled for ``shape`` alone, ptxas may drop checks the runtime extents keep: an attention K/V loop of 453
+    instructions against 485 before its check left the loop).
     A captured kernel runs on ``inputs()`` (and is held to ``reference``/``outputs``), as its ``run`` does.
     Without a GPU: :class:`~tslab.gpu.NoGpuError`."""
     if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
         raise DesignError("input", "profile", f"blocks={blocks!r} is not a positive int",
                           "pass blocks=1 (one block, timed too) or a few more")
+    if not isinstance(dynamic, bool):
+        raise DesignError("input", "profile", f"dynamic={dynamic!r} is not a bool",
+                          "pass dynamic=True (runtime extents, as a package) or False (compiled for the shape)")
     if getattr(design, "is_captured", False):
+        if dynamic:
+            raise DesignError("input", "profile", "dynamic=True for a captured kernel: it is compiled for the "
+                              "tensors its inputs() returns", "leave dynamic out")
         return _profile_captured(design, inputs=inputs, reference=reference, outputs=outputs, blocks=blocks,
                                  stages=stages, resources=resources, max_events_per_warp=max_events_per_warp,
                                  repeats=repeats, force=force, timeout=timeout)
     job, steps, target = profile_job(design, shape=shape, dtype=dtype, blocks=blocks, stages=stages,
                                      resources=resources, max_events_per_warp=max_events_per_warp, repeats=repeats,
-                                     seed=seed, launch=launch, force=force, timeout=timeout)
+                                     seed=seed, launch=launch, force=force, timeout=timeout, dynamic=dynamic)
     timeline = Timeline.from_job(design.kernel, steps, job)
     timeline.meta.update(shape=list(target.shape), dtype=target.dtype, stages=sorted(stages) if stages else None,
-                         resources=sorted(resources) if resources else None)
+                         resources=sorted(resources) if resources else None, dynamic=target.dynamic)
     return timeline
 
 
 def profile_job(design: Any, *, shape: tuple[int, ...] | None, dtype: str | None, blocks: int,
                 stages: set[str] | None, resources: set[str] | None, max_events_per_warp: int, repeats: int,
-                seed: int, launch: dict[str, Any] | None, force: bool, timeout: float) -> tuple[dict, list, Any]:
+                seed: int, launch: dict[str, Any] | None, force: bool, timeout: float,
+                dynamic: bool = False) -> tuple[dict, list, Any]:
     """The profile job's plain result (what :func:`profile` makes a Timeline of), the design's tasks as the
     timeline reads them, and the target run."""
-    target = resolve(design, shape, dtype, launch)
+    target = profiled_target(design, shape, dtype, launch, dynamic)
     require_gpu_for(target, f"profile of '{design.kernel}'")
     verdict = verified(design, force)
     target = checked_target(target, verdict)
@@ -67,6 +78,13 @@ def profile_job(design: Any, *, shape: tuple[int, ...] | None, dtype: str | None
                   env={"CUTE_DSL_DISABLE_FILE_CACHING": "1"}, error=ProfileError)
     _check_buffer(job, max_events_per_warp)
     return job, steps, target
+
+
+def profiled_target(design: Any, shape: tuple[int, ...] | None, dtype: str | None, launch: dict[str, Any] | None,
+                    dynamic: bool) -> Any:
+    """The target a profile compiles and runs: the design at ``shape``, with runtime extents when ``dynamic``."""
+    target = resolve(design, shape, dtype, launch)
+    return dataclasses.replace(target, dynamic=True) if dynamic else target
 
 
 def _profile_captured(design: Any, *, inputs: Any, reference: Any, outputs: Any, blocks: int, stages: Any,
