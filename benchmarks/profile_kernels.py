@@ -76,7 +76,7 @@ def main() -> int:
         started = time.perf_counter()
         d = make()
         try:
-            job, steps, _target = profile_job(d, shape=shape, dtype=dtype, blocks=1, stages=stages, resources=None,
+            job, steps, target = profile_job(d, shape=shape, dtype=dtype, blocks=1, stages=stages, resources=None,
                                               max_events_per_warp=MAX_EVENTS_PER_WARP, repeats=args.repeats,
                                               seed=0, launch=None, force=False, timeout=300.0,
                                               dynamic=args.dynamic)
@@ -84,7 +84,7 @@ def main() -> int:
                 json.dump(job, fh, default=str)
             print(f"[{name}] IKET trace: {json.dumps(job.get('raw_sample'), default=str)[:1500]}", flush=True)
             timeline = gpu.Timeline.from_job(d.kernel, steps, job)
-            timeline.meta.update(dynamic=args.dynamic)
+            timeline.meta.update(dynamic=target.dynamic)
         except Exception as exc:  # one failing design must not hide the others
             print(f"[{name}] FAILED: {type(exc).__name__}: {exc}", flush=True)
             rows.append({"name": name, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})

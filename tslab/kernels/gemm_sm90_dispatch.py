@@ -75,8 +75,7 @@ SWAP_128x160_ALONE: dict[str, Any] = {**SWAP_128x160_ONE_TILE, **ALONE}
 COOP_128x192_ONE_TILE: dict[str, Any] = {**COOP_128x192, **ONE_TILE, "stages": 5}
 #: M = 320's pick with C staged in a ring of sub-tile groups: each group is stored while the next is staged, where
 #: the whole-tile epilogue exposes 1.8 us of a 63 us block (NOTES #40); the C ring costs the sixth stage.
-SWAP_128x160_SUBTILES: dict[str, Any] = {**SWAP_128x160, **ALONE, "persistent": False, "epilogue": "subtiles",
-                                         "stages": 5}
+SWAP_128x160_SUBTILES: dict[str, Any] = {**SWAP_128x160_ALONE, "epilogue": "subtiles", "stages": 5}
 #: The default (128 x 256, the large shapes' pick) with C staged in a ring of sub-tile groups (32 KB instead of
 #: 64 KB), which buys the A/B ring a fourth stage (NOTES #37).
 SUBTILES: dict[str, Any] = {"epilogue": "subtiles", "stages": 4}
