@@ -10,8 +10,10 @@ must open the tutorials, and a tutorial must run there.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,9 +31,19 @@ def _run(cmd: list[str], env: dict[str, str], timeout: float = 900, cwd: Path = 
 
 
 @pytest.fixture(scope="module")
-def binder_env(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    """A venv built the way repo2docker builds the image: base packages, requirements.txt, postBuild."""
+def binder_env(tmp_path_factory) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A venv built the way repo2docker builds the image: base packages, requirements.txt, postBuild.
+
+    It holds about 2 GB (the CUDA wheels), so it is removed once the module's tests are done.
+    """
     home = tmp_path_factory.mktemp("binder")
+    try:
+        yield _build_binder_env(home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _build_binder_env(home: Path) -> tuple[Path, dict[str, str]]:
     venv = home / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     env = {**os.environ, "HOME": str(home), "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
