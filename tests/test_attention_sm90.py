@@ -174,6 +174,35 @@ def test_turn_after_v_outside_the_overlapped_pingpong_is_refused(params, why):
     assert why in str(info.value)
 
 
+@pytest.mark.parametrize("params", [{}, {"causal": True}, attn.THREE_WARPGROUPS, {"schedule": "cooperative"},
+                                    {"persistent": True, "q_stages": 2}, {"turn_after_v": True}], ids=str)
+def test_rescale_under_qk_scales_o_between_the_two_gemms(params):
+    """``rescale_under_qk``: each K/V trip rescales O after issuing Q K^T and before the P V that adds to O (the
+    tensor cores run Q K^T meanwhile), not after the wait for that P V; the last factors are applied once after the
+    loop, before Q is released. SAFE under the reduced search and TS's own, no caution."""
+    design = attn.design(rescale_under_qk=True, **params)
+    for task in [t for t in design.tasks() if t.startswith("MmaTask")]:
+        steps = design.schedule(task)
+        loop = [s[3] for s in steps if s[2] == "Loop" and s[3]]
+        assert loop.count("rescale") == 1, (task, loop)
+        assert loop.index("multiply_qk") < loop.index("rescale") < loop.index("multiply_pv"), (task, loop)
+        tail = [s for s in steps if s[2] == "Tail"]
+        release_q = tail.index(("smem_q", "ConsumerRelease", "Tail", None))
+        assert tail[release_q - 1][3] == "rescale", (task, tail)
+        assert [s[3] for s in steps if s[2] == "Head"].count("rescale") == 0, task
+    for strategy in ("auto", "ts"):
+        verdict = tslab.check(design, strategy=strategy)
+        assert verdict.status == "SAFE" and verdict.shown_cautions == [], (strategy, verdict.text())
+
+
+@pytest.mark.parametrize(("params", "why"), [({"overlap": False}, "overlap=True"),
+                                             ({"rescale_under_qk": "yes"}, "not a bool")])
+def test_rescale_under_qk_without_the_overlap_is_refused(params, why):
+    with pytest.raises(tslab.DesignError, match="rescale_under_qk") as info:
+        attn.design(**{"rescale_under_qk": True, **params}).lower()
+    assert why in str(info.value)
+
+
 @pytest.mark.parametrize(("params", "warps"), [({}, 8), (attn.THREE_WARPGROUPS, 12), (attn.ONE_WARPGROUP, 4)],
                          ids=str)
 def test_per_warp_release_counts_one_lane_per_mma_warp(params, warps):

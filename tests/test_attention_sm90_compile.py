@@ -44,6 +44,8 @@ CASES = [
     ({"turn_after_v": True}, True),  # Q K^T reads the K stage noted before the wait for V
     ({**attn.THREE_WARPGROUPS, "turn_after_v": True, "causal": True}, True),
     ({"per_warp_release": True, "persistent": True, "q_stages": 2}, True),  # one lane a warp releases a stage
+    ({"rescale_under_qk": True, "causal": True}, True),  # O rescaled between the Q K^T and P V wgmmas' issue
+    ({**attn.THREE_WARPGROUPS, "rescale_under_qk": True}, True),
 ]
 
 
@@ -109,3 +111,23 @@ def test_the_k_v_loop_is_lean(params):
             # pushed the Q descriptors out of uniform registers, rebuilt each tile.)
             assert ops["FSEL"] <= 8 and ops["ISETP"] <= 2, ops
             assert sum(ops.values()) <= 7 * scores + 24, ops
+
+
+@pytest.mark.parametrize(("params", "under"), [({}, False), ({"rescale_under_qk": True}, True),
+                                               ({**attn.THREE_WARPGROUPS, "rescale_under_qk": True}, True)], ids=str)
+def test_o_is_rescaled_where_the_schedule_puts_it(params, under):
+    """The K/V loop's SASS keeps the schedule's order: with ``rescale_under_qk`` O's rescale (an FMUL an O element a
+    thread holds) is issued among the wgmmas, under Q K^T (ptxas places all but the first two after the first Q K^T
+    wgmma); without it, after them. The loop stays as lean."""
+    from tests.sass import loop_bodies, opcode
+
+    out = _compile(params)
+    p = {**attn.PARAMS, **params}
+    wgmmas = p["head_dim"] // 16 + p["tile_n"] // 16
+    o_elements = 64 * p["head_dim"] // 128  # a warpgroup's 64 rows x head_dim over 128 threads
+    bodies = [[opcode(i) for i in b] for b in loop_bodies(out["cubin"])]
+    body = next(b for b in bodies if b.count("HGMMA") == wgmmas)
+    first, last = body.index("HGMMA"), len(body) - 1 - body[::-1].index("HGMMA")
+    among = body[first:last].count("FMUL")
+    assert (among >= o_elements // 2) if under else (among == 0), (among, len(body))
+    assert len(body) <= 7 * (64 * p["tile_n"] // 128) + 24, len(body)

@@ -129,6 +129,9 @@ VARIANTS = [
     {**attn.THREE_WARPGROUPS, "turn_after_v": True}, {**attn.THREE_WARPGROUPS, "turn_after_v": True, "causal": True},
     {"per_warp_release": True}, {"per_warp_release": True, "causal": True, "persistent": True, "q_stages": 2},
     {**attn.THREE_WARPGROUPS, "per_warp_release": True, "causal": True},
+    {"rescale_under_qk": True}, {"rescale_under_qk": True, "causal": True, "dtype": "fp16"},
+    {**attn.THREE_WARPGROUPS, "rescale_under_qk": True, "causal": True},
+    {"rescale_under_qk": True, "persistent": True, "q_stages": 2},
 ]
 
 

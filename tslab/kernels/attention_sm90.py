@@ -37,6 +37,9 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
              before (``convert``), so P has one 16-bit copy per use and none lives across the loop's back edge
     turn_after_v=True: loop i >= 1: wait K_i -> note its stage -> wait V_i-1 -> [turn] P = S, S = Q K_i^T (the
              noted stage), O += P V_i-1 [turn] -> ...: the turn is held for GEMMs whose tiles have landed only
+    rescale_under_qk=True: loop i >= 1: ... S = Q K_i^T; rescale O; wait V_i-1 -> O += P V_i-1 [turn] -> ... ->
+             wait PV -> release V_i-1; after the loop: rescale O, release Q: O is rescaled while the tensor cores
+             run Q K^T, not after the wait for P V (FlashAttention-3's order)
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
              the next tile's Q while this tile's is still read
@@ -102,7 +105,7 @@ PARAMS: dict[str, Any] = {
     "head_dim": 128, "dtype": "bf16", "causal": False, "wg_rows": 64, "tile_n": 128, "kv_stages": 4,
     "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
     "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "per_warp_release": False,
-    "kv_tiles": 3,
+    "rescale_under_qk": False, "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -221,13 +224,16 @@ def validate(params: dict[str, Any]) -> None:
     if p["q_stages"] == 2 and p["epilogue"] == "aliased":
         raise bad("q_stages", "q_stages=2 with epilogue='aliased': O is staged over Q's bytes, which the next "
                   "tile's Q would fill", "use q_stages=1 with epilogue='aliased'")
-    for flag in ("turn_after_v", "per_warp_release"):
+    for flag in ("turn_after_v", "per_warp_release", "rescale_under_qk"):
         if not isinstance(p[flag], bool):
             raise bad(flag, f"{flag}={p[flag]!r} is not a bool", "use True or False")
     if p["turn_after_v"] and (p["schedule"] != "pingpong" or not p["overlap"]):
         raise bad("turn_after_v", "turn_after_v=True without the overlapped ping-pong: only its K/V step waits for "
                   "a V tile between taking the turn and giving it",
                   "use schedule='pingpong' with overlap=True, or turn_after_v=False")
+    if p["rescale_under_qk"] and not p["overlap"]:
+        raise bad("rescale_under_qk", "rescale_under_qk=True with overlap=False: only the overlapped loop issues a "
+                  "Q K^T wgmma before the P V one that adds to O", "use overlap=True, or rescale_under_qk=False")
     if p["epilogue"] == "aliased" and p["persistent"]:
         raise bad("epilogue", "epilogue='aliased' with persistent=True: the load warp fills the next tile's Q "
                   "while the TMA store still reads the O tile staged over it",
@@ -325,7 +331,8 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
                          cta_layout_vmnk=None))
              for k in range((1 if warpgroups == 2 else warpgroups) if pingpong else 0)]
     trips = kv_tiles if geo is None else AttentionTask.get_domain
-    sched = _Schedules(overlap=p["overlap"], trips=trips, wq=wq, turn_after_v=p["turn_after_v"], causal=p["causal"])
+    sched = _Schedules(overlap=p["overlap"], trips=trips, wq=wq, turn_after_v=p["turn_after_v"], causal=p["causal"],
+                       rescale_under_qk=p["rescale_under_qk"])
     caches = gpu.get("caches") or (None,) * warpgroups
     regs = REGISTERS[warpgroups]
     if pingpong:
@@ -367,9 +374,9 @@ class _Schedules:
     """Each task's schedule (fresh per call): one tile's body, inside the WorkQueue's tile loop when persistent."""
 
     def __init__(self, *, overlap: bool, trips: Any, wq: WorkQueue | None, turn_after_v: bool = False,
-                 causal: bool = False) -> None:
+                 causal: bool = False, rescale_under_qk: bool = False) -> None:
         self.overlap, self.trips, self.wq, self.turn_after_v = overlap, trips, wq, turn_after_v
-        self.causal = causal
+        self.causal, self.rescale_under_qk = causal, rescale_under_qk
 
     def _tiles(self, body: Any, *resources: MemoryResource) -> Any:
         if self.wq is None:
@@ -417,6 +424,10 @@ class _Schedules:
         ``first``/``middle``/``last`` of three (the turns it waits and gives, in that order): the first does not
         wait on its first K/V step, the last does not give on its last, so each turn is given as often as taken."""
         overlap, trips, turn_after_v, causal = self.overlap, self.trips, self.turn_after_v, self.causal
+        # O's rescale by the last softmax's factors: after the wait for the P V that added to O (the trip's end),
+        # or with ``rescale_under_qk`` in the next trip, between the Q K^T issue and the P V one, while the
+        # tensor cores run Q K^T (FlashAttention-3's order); after the loop, before Q is released.
+        early = self.rescale_under_qk
 
         def take(t: Any, first: bool) -> None:
             if role == "lead":
@@ -451,6 +462,8 @@ class _Schedules:
             take(t, first)
             kv.multiply_qk(convert=bool(pending), noted=after_v)  # P out of S before S = Q K^T overwrites it
             if pending:
+                if early:
+                    q.rescale()  # O holds the P V waited for at the last trip's end: scale it under Q K^T
                 if not after_v:
                     kv.wait()
                 kv.multiply_pv()
@@ -472,7 +485,8 @@ class _Schedules:
             if overlap:
                 scores(q, kv, t, 0, first=True)
                 q.softmax()
-                q.rescale()
+                if not early:
+                    q.rescale()  # (O is 0 here; the first softmax's factors are 0 too)
                 with domain_loop(1, trips, 1):
                     scores(q, kv, t, 1)
                     # under the PV wgmma; K/V tiles go last to first, so without a causal mask only the first
@@ -480,8 +494,11 @@ class _Schedules:
                     q.softmax(masked=causal)
                     kv.wgmma_wait(pending=0)
                     kv.release()
-                    q.rescale()
+                    if not early:
+                        q.rescale()
                 # every Q K^T is done: the next tile's Q (persistent) loads under the last P V and the epilogue
+                if early:
+                    q.rescale()  # the last trip's factors, before Q (whose work it is) is released
                 q.release()
                 values(kv, t)
             else:
@@ -512,12 +529,14 @@ class _Schedules:
 def build(head_dim: int = 128, dtype: str = "bf16", causal: bool = False, wg_rows: int = 64, tile_n: int = 128,
           kv_stages: int = 4, q_stages: int = 1, mma_warpgroups: int = 2, schedule: str = "pingpong",
           overlap: bool = True, persistent: bool = False, causal_order: str = "by_pair", epilogue: str = "dedicated",
-          turn_after_v: bool = False, per_warp_release: bool = False, kv_tiles: int = 3) -> Blueprint:
+          turn_after_v: bool = False, per_warp_release: bool = False, rescale_under_qk: bool = False,
+          kv_tiles: int = 3) -> Blueprint:
     """Fresh TS objects of one Q tile over ``kv_tiles`` K/V iterations (CPU check)."""
     params = {"head_dim": head_dim, "dtype": dtype, "causal": causal, "wg_rows": wg_rows, "tile_n": tile_n,
               "kv_stages": kv_stages, "q_stages": q_stages, "mma_warpgroups": mma_warpgroups, "schedule": schedule,
               "overlap": overlap, "persistent": persistent, "causal_order": causal_order, "epilogue": epilogue,
-              "turn_after_v": turn_after_v, "per_warp_release": per_warp_release, "kv_tiles": kv_tiles}
+              "turn_after_v": turn_after_v, "per_warp_release": per_warp_release,
+              "rescale_under_qk": rescale_under_qk, "kv_tiles": kv_tiles}
     return make_tasks(params, kv_tiles=kv_tiles)
 
 

@@ -167,7 +167,7 @@ def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms
     """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(q, k, v, o, lse, scale, stream)``."""
     keys = ("head_dim", "dtype", "causal", "wg_rows", "tile_n", "kv_stages", "q_stages", "mma_warpgroups",
             "schedule", "overlap", "persistent", "causal_order", "epilogue", "turn_after_v",
-            "per_warp_release")
+            "per_warp_release", "rescale_under_qk")
     p = {key: params[key] for key in keys}
     validate(p)
     if p["persistent"]:
