@@ -35,12 +35,15 @@ def _python_with(version: str | None) -> str:
         return sys.executable
     env = CACHE / f"ipykernel-{version}"
     python = env / "bin" / "python"
-    if not (env / "ready").exists():
+    ready = (env / "ready").exists()
+    if not ready:
         subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--clear", str(env)], check=True)
-        # a venv made from a venv sees the base interpreter's packages only: add this one's behind its own
-        site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        Path(site, "tslab-parent.pth").write_text("\n".join(sys.path[1:]) + "\n")
+    # A venv made from a venv sees the base interpreter's packages only: add this one's behind its own. Written on
+    # every run: the cached venv outlives the interpreter that made it (a clone's .venv, since removed).
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "tslab-parent.pth").write_text("\n".join(sys.path[1:]) + "\n")
+    if not ready:
         pip = subprocess.run([str(python), "-m", "pip", "install", "-q", f"ipykernel=={version}"],
                              capture_output=True, text=True, timeout=180)
         if pip.returncode:
