@@ -84,12 +84,18 @@ case $1 in
     ;;
   attention)
     step attention-tests 300 "${PYTEST[@]}" tests/test_gpu_attention.py
-    # A33: O rescaled under the Q K^T wgmma (between its issue and P V's) instead of after the wait for P V, beside
-    # the default: the warpgroup's chain outside its turn sets the pace (the default's timeline), and this takes ~32 ns
-    # of a 1.65 us trip off it
-    step "attention-rescale-under-qk-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 --head-dims 128 64 \
-      --causal no yes --peer fa4 --repeats 4 --no-package --variant rescale_under_qk=True --shapes 4,4096,32 \
-      4,8192,32 --json "$OUT/attention-rescale-under-qk-run$RUN.json"
+    # A33 and A34, beside the default in the same rounds: the warpgroup's own chain sets the trip's pace (the
+    # default's timeline), and these shorten it: O rescaled under the Q K^T wgmma instead of after the wait for P V
+    # (A33, ~32 ns of a 1.65 us trip), and every k-th exp2 of the loop's softmax on the FMA pipe instead of MUFU
+    # (A34: MUFU computes 16 a clock an SM, the softmax's 64 a thread take ~512 of its ~1,270 cycles)
+    step "attention-softmax-units-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 --head-dims 128 64 \
+      --causal no --peer fa4 --repeats 4 --no-package --variant rescale_under_qk=True --variant poly_exp2=2 \
+      --variant poly_exp2=3 --variant poly_exp2=4 --variant poly_exp2=3,rescale_under_qk=True \
+      --shapes 4,4096,32 4,8192,32 --json "$OUT/attention-softmax-units-run$RUN.json"
+    # A33 causal (A34 leaves causal trips on MUFU: they can meet -inf)
+    step "attention-rescale-under-qk-causal-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 \
+      --head-dims 128 64 --causal yes --peer fa4 --repeats 4 --no-package --variant rescale_under_qk=True \
+      --shapes 4,2048,32 4,4096,32 --json "$OUT/attention-rescale-under-qk-causal-run$RUN.json"
     step "attention-tuned-run$RUN" 240 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
       --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-tuned-run$RUN.json"
     step "attention-wide-tile-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \

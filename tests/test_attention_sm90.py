@@ -203,6 +203,27 @@ def test_rescale_under_qk_without_the_overlap_is_refused(params, why):
     assert why in str(info.value)
 
 
+@pytest.mark.parametrize(("value", "hint"), [(1, "FMA pipe"), (7, "FMA pipe"), (9, "FMA pipe"), (-1, "int >= 0"),
+                                             (True, "int >= 0"), (3.0, "int >= 0"), ("3", "int >= 0")])
+def test_poly_exp2_outside_its_choices_is_refused(value, hint):
+    with pytest.raises(tslab.DesignError, match="poly_exp2") as info:
+        attn.design(poly_exp2=value)
+    assert hint in str(info.value.hint)
+
+
+def test_poly_exp2_zero_is_the_default_and_may_be_given():
+    assert attn.design(poly_exp2=0).params == attn.design().params
+
+
+def test_poly_exp2_leaves_the_schedule_as_it_was():
+    """Which unit computes an exp2 is inside the softmax's work: the steps, the rings and the verdict are the
+    default's (the GPU kernel differs, so the launch takes the param: tests/test_launch_constants.py)."""
+    design, default = attn.design(poly_exp2=3), attn.design()
+    for task in default.tasks():
+        assert design.schedule(task) == default.schedule(task)
+    assert tslab.check(design).status == "SAFE"
+
+
 @pytest.mark.parametrize(("params", "warps"), [({}, 8), (attn.THREE_WARPGROUPS, 12), (attn.ONE_WARPGROUP, 4)],
                          ids=str)
 def test_per_warp_release_counts_one_lane_per_mma_warp(params, warps):

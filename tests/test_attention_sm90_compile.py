@@ -46,6 +46,9 @@ CASES = [
     ({"per_warp_release": True, "persistent": True, "q_stages": 2}, True),  # one lane a warp releases a stage
     ({"rescale_under_qk": True, "causal": True}, True),  # O rescaled between the Q K^T and P V wgmmas' issue
     ({**attn.THREE_WARPGROUPS, "rescale_under_qk": True}, True),
+    ({"poly_exp2": 2, "dtype": "fp16"}, True),  # every other exp2 of the loop's softmax on the FMA pipe
+    ({**attn.THREE_WARPGROUPS, "poly_exp2": 3}, True),
+    ({"poly_exp2": 3, "tile_n": 176, "kv_stages": 3}, True),
 ]
 
 
@@ -131,3 +134,26 @@ def test_o_is_rescaled_where_the_schedule_puts_it(params, under):
     among = body[first:last].count("FMUL")
     assert (among >= o_elements // 2) if under else (among == 0), (among, len(body))
     assert len(body) <= 7 * (64 * p["tile_n"] // 128) + 24, len(body)
+
+
+@pytest.mark.parametrize(("params", "every"), [({"poly_exp2": 3}, 3), ({"poly_exp2": 4}, 4),
+                                               ({**attn.THREE_WARPGROUPS, "poly_exp2": 3}, 3),
+                                               ({"poly_exp2": 3, "causal": True}, 0)], ids=str)
+def test_poly_exp2_moves_every_kth_exp2_off_mufu(params, every):
+    """``poly_exp2=k``: the non-causal K/V loop's softmax computes every k-th exp2 of a row as a cubic on the FMA
+    pipe (three FFMA and a shift-add into the exponent each) and the rest on MUFU; causal trips can meet -inf, so
+    their loop keeps every exp2 on MUFU. No spills."""
+    from tests.sass import loops
+
+    out = _compile(params)
+    assert out["spill_stores"] == 0 and out["spill_loads"] == 0, out["log"][-2000:]
+    p = {**attn.PARAMS, **params}
+    wgmmas = p["head_dim"] // 16 + p["tile_n"] // 16
+    scores = 64 * p["tile_n"] // 128
+    rows, cols = 2, scores // 2  # a thread's two rows of the 64 x tile_n accumulator
+    moved = rows * (cols // every) if every else 0
+    body = next(ops for ops in loops(out["cubin"]) if ops["HGMMA"] == wgmmas)
+    assert body["MUFU"] == scores + rows - moved, dict(body)  # one a score and one rescale factor a row
+    if moved:
+        assert body["LEA"] + body["IMAD"] >= moved, dict(body)  # n added to the cubic's exponent bits
+        assert body["FFMA"] >= scores + 3 * moved, dict(body)

@@ -464,9 +464,11 @@ def _check_params(kernel: str, defaults: dict[str, Any], params: dict[str, Any])
             raise DesignError("input", f"kernel '{kernel}' param '{key}'", "is not a parameter of this kernel",
                               did_you_mean(key, list(defaults)))
         want = type(defaults[key])
-        if want is int and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
-            raise DesignError("input", f"kernel '{kernel}' param '{key}'", f"{key}={value!r} is not a positive int",
-                              f"give a positive int, e.g. {key}={defaults[key]!r}")
+        low = min(defaults[key], 1) if want is int else 1  # a count, or a switch whose default 0 means off
+        if want is int and (not isinstance(value, int) or isinstance(value, bool) or value < low):
+            kind = "a positive int" if low == 1 else f"an int >= {low}"
+            raise DesignError("input", f"kernel '{kernel}' param '{key}'", f"{key}={value!r} is not {kind}",
+                              f"give {kind}, e.g. {key}={defaults[key]!r}")
         if want is str and not isinstance(value, str):
             raise DesignError("input", f"kernel '{kernel}' param '{key}'", f"{key}={value!r} is not a string",
                               f"give a string, e.g. {key}={defaults[key]!r}")

@@ -40,6 +40,7 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
     rescale_under_qk=True: loop i >= 1: ... S = Q K_i^T; rescale O; wait V_i-1 -> O += P V_i-1 [turn] -> ... ->
              wait PV -> release V_i-1; after the loop: rescale O, release Q: O is rescaled while the tensor cores
              run Q K^T, not after the wait for P V (FlashAttention-3's order)
+    poly_exp2=k: in the non-causal loop's softmax every k-th exp2 is a cubic on the FMA pipe, the rest MUFU.EX2
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
              the next tile's Q while this tile's is still read
@@ -105,7 +106,7 @@ PARAMS: dict[str, Any] = {
     "head_dim": 128, "dtype": "bf16", "causal": False, "wg_rows": 64, "tile_n": 128, "kv_stages": 4,
     "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
     "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "per_warp_release": False,
-    "rescale_under_qk": False, "kv_tiles": 3,
+    "rescale_under_qk": False, "poly_exp2": 0, "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -128,6 +129,10 @@ Q_STAGES = (1, 2)
 #: next longest, in sections of pairs whose K and V fit in L2 (flash-attn-4's LPT order), so the blocks that start
 #: last are the shortest. A persistent block takes the last Q tile of each pair first either way.
 CAUSAL_ORDERS = ("by_pair", "longest_first")
+#: ``poly_exp2``: 0, every exp2 of the softmax on MUFU (16 a clock an SM); k, every k-th exp2 of an unmasked K/V
+#: trip's softmax (non-causal: the loop's; the head's and every causal trip's can meet -inf) as a cubic on the FMA
+#: pipe (:mod:`tslab.kernels.fma_exp2`), so the two units share a row.
+POLY_EXP2 = (0, 2, 3, 4, 5, 6, 8)
 #: ``dedicated``: O has SMEM of its own; ``aliased``: O takes Q's bytes (alias group ``[["q_buf"], ["o_buf"]]``).
 EPILOGUES = ("dedicated", "aliased")
 DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
@@ -234,6 +239,9 @@ def validate(params: dict[str, Any]) -> None:
     if p["rescale_under_qk"] and not p["overlap"]:
         raise bad("rescale_under_qk", "rescale_under_qk=True with overlap=False: only the overlapped loop issues a "
                   "Q K^T wgmma before the P V one that adds to O", "use overlap=True, or rescale_under_qk=False")
+    if isinstance(p["poly_exp2"], bool) or p["poly_exp2"] not in POLY_EXP2:
+        raise bad("poly_exp2", f"poly_exp2={p['poly_exp2']!r} is not one of {', '.join(map(str, POLY_EXP2))}",
+                  "use 0 (every exp2 on MUFU) or k in 2..8: every k-th exp2 of an unmasked softmax on the FMA pipe")
     if p["epilogue"] == "aliased" and p["persistent"]:
         raise bad("epilogue", "epilogue='aliased' with persistent=True: the load warp fills the next tile's Q "
                   "while the TMA store still reads the O tile staged over it",
@@ -279,7 +287,8 @@ RULES = KernelRules(
     shape=_shape_rule, trip_param="kv_tiles", stages_param="kv_stages", package="attention", refuse=_refuse,
     dtype_of=lambda params: DTYPES[params["dtype"]],
     choices={"head_dim": HEAD_DIMS, "wg_rows": WG_ROWS, "q_stages": Q_STAGES, "mma_warpgroups": MMA_WARPGROUPS,
-             "schedule": MMA_SCHEDULES, "epilogue": EPILOGUES, "causal_order": CAUSAL_ORDERS, "dtype": tuple(DTYPES)},
+             "schedule": MMA_SCHEDULES, "epilogue": EPILOGUES, "causal_order": CAUSAL_ORDERS, "dtype": tuple(DTYPES),
+             "poly_exp2": POLY_EXP2},
     launch_module="tslab.kernels.attention_sm90_launch", variants=("causal", (False, True)),
     single_buffers=lambda params: (SingleBuffer("smem_o", "O"),),
 )
@@ -530,13 +539,13 @@ def build(head_dim: int = 128, dtype: str = "bf16", causal: bool = False, wg_row
           kv_stages: int = 4, q_stages: int = 1, mma_warpgroups: int = 2, schedule: str = "pingpong",
           overlap: bool = True, persistent: bool = False, causal_order: str = "by_pair", epilogue: str = "dedicated",
           turn_after_v: bool = False, per_warp_release: bool = False, rescale_under_qk: bool = False,
-          kv_tiles: int = 3) -> Blueprint:
+          poly_exp2: int = 0, kv_tiles: int = 3) -> Blueprint:
     """Fresh TS objects of one Q tile over ``kv_tiles`` K/V iterations (CPU check)."""
     params = {"head_dim": head_dim, "dtype": dtype, "causal": causal, "wg_rows": wg_rows, "tile_n": tile_n,
               "kv_stages": kv_stages, "q_stages": q_stages, "mma_warpgroups": mma_warpgroups, "schedule": schedule,
               "overlap": overlap, "persistent": persistent, "causal_order": causal_order, "epilogue": epilogue,
               "turn_after_v": turn_after_v, "per_warp_release": per_warp_release,
-              "rescale_under_qk": rescale_under_qk, "kv_tiles": kv_tiles}
+              "rescale_under_qk": rescale_under_qk, "poly_exp2": poly_exp2, "kv_tiles": kv_tiles}
     return make_tasks(params, kv_tiles=kv_tiles)
 
 

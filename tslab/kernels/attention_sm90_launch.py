@@ -90,6 +90,7 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
     geo = Geometry(dtype=dtype, head_dim=p["head_dim"], rows=rows, task_rows=_task_rows(p), tile_n=p["tile_n"],
                    causal=p["causal"], persistent=p["persistent"], pingpong=_pingpong(p), q_layout=q_layout,
                    longest_first=p["causal"] and not p["persistent"] and p["causal_order"] == "longest_first",
+                   poly_exp2=p["poly_exp2"],
                    kv_layout=kv_layout, o_layout=o_layout)
     # Runtime values even for a static problem: TS threads them through its loops as values (a Python int there
     # would turn into one on the first pass and change what the loop carries).
@@ -167,7 +168,7 @@ def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms
     """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(q, k, v, o, lse, scale, stream)``."""
     keys = ("head_dim", "dtype", "causal", "wg_rows", "tile_n", "kv_stages", "q_stages", "mma_warpgroups",
             "schedule", "overlap", "persistent", "causal_order", "epilogue", "turn_after_v",
-            "per_warp_release", "rescale_under_qk")
+            "per_warp_release", "rescale_under_qk", "poly_exp2")
     p = {key: params[key] for key in keys}
     validate(p)
     if p["persistent"]:

@@ -28,6 +28,8 @@ from cutlass.experimental.task_scheduling.resources import (
 )
 from cutlass.experimental.task_scheduling.task import Task
 
+from .fma_exp2 import exp2_fma
+
 LOG2_E = math.log2(math.e)
 LN_2 = math.log(2.0)
 
@@ -49,6 +51,7 @@ class Geometry:
     persistent: bool
     pingpong: bool
     longest_first: bool = False  # causal tiles in :func:`longest_first`'s order (one tile per block)
+    poly_exp2: int = 0  # every poly_exp2-th exp2 of an unmasked softmax on the FMA pipe (:mod:`.fma_exp2`); 0: none
     q_layout: Any = None
     kv_layout: Any = None
     o_layout: Any = None
@@ -314,7 +317,18 @@ class SmemQ(MemoryResource):
             scaled_max = safe_max * self.scale_log2
             st.row_scale[r] = cute.math.exp2(st.row_max[r] * self.scale_log2 - scaled_max, fastmath=True)
             st.row_max[r] = new_max
-            p = cute.math.exp2(row * self.scale_log2 - scaled_max, fastmath=True)
+            every = 0 if cutlass.const_expr(masked) else geo.poly_exp2  # a masked score is -inf: MUFU only
+            if cutlass.const_expr(every):
+                # every ``every``-th score's exp2 on the FMA pipe, the rest on MUFU: the two units share the row
+                s_mn[r, None].store(row * self.scale_log2 - scaled_max)
+                for c in cutlass.range_constexpr(cute.size(s_mn, mode=[1])):
+                    if cutlass.const_expr(c % every == every - 1):
+                        s_mn[r, c] = exp2_fma(s_mn[r, c])
+                    else:
+                        s_mn[r, c] = cute.math.exp2(s_mn[r, c], fastmath=True)
+                p = s_mn[r, None].load()
+            else:
+                p = cute.math.exp2(row * self.scale_log2 - scaled_max, fastmath=True)
             st.row_sum[r] = st.row_sum[r] * st.row_scale[r] + p.reduce(cute.ReductionOp.ADD, 0.0, 0)
             s_mn[r, None].store(p)
 
