@@ -138,11 +138,11 @@ def test_o_is_rescaled_where_the_schedule_puts_it(params, under):
 
 @pytest.mark.parametrize(("params", "every"), [({"poly_exp2": 3}, 3), ({"poly_exp2": 4}, 4),
                                                ({**attn.THREE_WARPGROUPS, "poly_exp2": 3}, 3),
-                                               ({"poly_exp2": 3, "causal": True}, 0)], ids=str)
+                                               ({"poly_exp2": 3, "causal": True}, 3)], ids=str)
 def test_poly_exp2_moves_every_kth_exp2_off_mufu(params, every):
-    """``poly_exp2=k``: the non-causal K/V loop's softmax computes every k-th exp2 of a row as a cubic on the FMA
-    pipe (three FFMA and a shift-add into the exponent each) and the rest on MUFU; causal trips can meet -inf, so
-    their loop keeps every exp2 on MUFU. No spills."""
+    """``poly_exp2=k``: the K/V loop's softmax computes every k-th exp2 of a row as a cubic on the FMA pipe (three
+    FFMA and a shift-add into the exponent each) and the rest on MUFU; the causal loop, whose scores may be masked,
+    also selects 0 for the cubic's 2^-125 below the clamp (one more FSEL each). No spills."""
     from tests.sass import loops
 
     out = _compile(params)
@@ -151,9 +151,10 @@ def test_poly_exp2_moves_every_kth_exp2_off_mufu(params, every):
     wgmmas = p["head_dim"] // 16 + p["tile_n"] // 16
     scores = 64 * p["tile_n"] // 128
     rows, cols = 2, scores // 2  # a thread's two rows of the 64 x tile_n accumulator
-    moved = rows * (cols // every) if every else 0
+    moved = rows * (cols // every)
     body = next(ops for ops in loops(out["cubin"]) if ops["HGMMA"] == wgmmas)
     assert body["MUFU"] == scores + rows - moved, dict(body)  # one a score and one rescale factor a row
-    if moved:
-        assert body["LEA"] + body["IMAD"] >= moved, dict(body)  # n added to the cubic's exponent bits
-        assert body["FFMA"] >= scores + 3 * moved, dict(body)
+    assert body["LEA"] + body["IMAD"] >= moved, dict(body)  # n added to the cubic's exponent bits
+    assert body["FFMA"] >= scores + 3 * moved, dict(body)
+    if p["causal"]:
+        assert body["FSEL"] >= scores + moved, dict(body)  # the mask's select a score, and the cubic's zero

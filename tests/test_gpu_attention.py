@@ -132,8 +132,9 @@ VARIANTS = [
     {"rescale_under_qk": True}, {"rescale_under_qk": True, "causal": True, "dtype": "fp16"},
     {**attn.THREE_WARPGROUPS, "rescale_under_qk": True, "causal": True},
     {"rescale_under_qk": True, "persistent": True, "q_stages": 2},
-    {"poly_exp2": 3}, {"poly_exp2": 2, "dtype": "fp16"}, {**attn.THREE_WARPGROUPS, "poly_exp2": 3},
-    {"poly_exp2": 3, "tile_n": 176, "kv_stages": 3}, {"poly_exp2": 3, "persistent": True, "q_stages": 2},
+    {"poly_exp2": 3}, {"poly_exp2": 2, "dtype": "fp16", "causal": True}, {**attn.THREE_WARPGROUPS, "poly_exp2": 3},
+    {**attn.THREE_WARPGROUPS, "poly_exp2": 3, "causal": True}, {"poly_exp2": 3, "tile_n": 176, "kv_stages": 3},
+    {"poly_exp2": 4, "persistent": True, "q_stages": 2},
 ]
 
 

@@ -40,7 +40,7 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
     rescale_under_qk=True: loop i >= 1: ... S = Q K_i^T; rescale O; wait V_i-1 -> O += P V_i-1 [turn] -> ... ->
              wait PV -> release V_i-1; after the loop: rescale O, release Q: O is rescaled while the tensor cores
              run Q K^T, not after the wait for P V (FlashAttention-3's order)
-    poly_exp2=k: in the non-causal loop's softmax every k-th exp2 is a cubic on the FMA pipe, the rest MUFU.EX2
+    poly_exp2=k: in each softmax every k-th exp2 of a row is a cubic on the FMA pipe, the rest MUFU.EX2
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
              the next tile's Q while this tile's is still read
@@ -129,9 +129,9 @@ Q_STAGES = (1, 2)
 #: next longest, in sections of pairs whose K and V fit in L2 (flash-attn-4's LPT order), so the blocks that start
 #: last are the shortest. A persistent block takes the last Q tile of each pair first either way.
 CAUSAL_ORDERS = ("by_pair", "longest_first")
-#: ``poly_exp2``: 0, every exp2 of the softmax on MUFU (16 a clock an SM); k, every k-th exp2 of an unmasked K/V
-#: trip's softmax (non-causal: the loop's; the head's and every causal trip's can meet -inf) as a cubic on the FMA
-#: pipe (:mod:`tslab.kernels.fma_exp2`), so the two units share a row.
+#: ``poly_exp2``: 0, every exp2 of the softmax on MUFU (16 a clock an SM); k, every k-th exp2 of a row as a cubic
+#: on the FMA pipe (:mod:`tslab.kernels.fma_exp2`), so the two units share the row; where a score may be masked
+#: (the head, every causal trip) a select makes the cubic's 2^-125 for -inf a 0.
 POLY_EXP2 = (0, 2, 3, 4, 5, 6, 8)
 #: ``dedicated``: O has SMEM of its own; ``aliased``: O takes Q's bytes (alias group ``[["q_buf"], ["o_buf"]]``).
 EPILOGUES = ("dedicated", "aliased")
@@ -241,7 +241,7 @@ def validate(params: dict[str, Any]) -> None:
                   "Q K^T wgmma before the P V one that adds to O", "use overlap=True, or rescale_under_qk=False")
     if isinstance(p["poly_exp2"], bool) or p["poly_exp2"] not in POLY_EXP2:
         raise bad("poly_exp2", f"poly_exp2={p['poly_exp2']!r} is not one of {', '.join(map(str, POLY_EXP2))}",
-                  "use 0 (every exp2 on MUFU) or k in 2..8: every k-th exp2 of an unmasked softmax on the FMA pipe")
+                  "use 0 (every exp2 on MUFU) or k in 2..8: every k-th exp2 of the softmax on the FMA pipe")
     if p["epilogue"] == "aliased" and p["persistent"]:
         raise bad("epilogue", "epilogue='aliased' with persistent=True: the load warp fills the next tile's Q "
                   "while the TMA store still reads the O tile staged over it",

@@ -51,7 +51,7 @@ class Geometry:
     persistent: bool
     pingpong: bool
     longest_first: bool = False  # causal tiles in :func:`longest_first`'s order (one tile per block)
-    poly_exp2: int = 0  # every poly_exp2-th exp2 of an unmasked softmax on the FMA pipe (:mod:`.fma_exp2`); 0: none
+    poly_exp2: int = 0  # every poly_exp2-th exp2 of a softmax row on the FMA pipe (:mod:`.fma_exp2`); 0: none
     q_layout: Any = None
     kv_layout: Any = None
     o_layout: Any = None
@@ -317,13 +317,14 @@ class SmemQ(MemoryResource):
             scaled_max = safe_max * self.scale_log2
             st.row_scale[r] = cute.math.exp2(st.row_max[r] * self.scale_log2 - scaled_max, fastmath=True)
             st.row_max[r] = new_max
-            every = 0 if cutlass.const_expr(masked) else geo.poly_exp2  # a masked score is -inf: MUFU only
+            every = geo.poly_exp2
             if cutlass.const_expr(every):
-                # every ``every``-th score's exp2 on the FMA pipe, the rest on MUFU: the two units share the row
+                # every ``every``-th score's exp2 on the FMA pipe, the rest on MUFU: the two units share the row.
+                # Where a score may be masked (-inf) the cubic's 2^-125 is made 0, as MUFU's is.
                 s_mn[r, None].store(row * self.scale_log2 - scaled_max)
                 for c in cutlass.range_constexpr(cute.size(s_mn, mode=[1])):
                     if cutlass.const_expr(c % every == every - 1):
-                        s_mn[r, c] = exp2_fma(s_mn[r, c])
+                        s_mn[r, c] = exp2_fma(s_mn[r, c], zero_below=masked)
                     else:
                         s_mn[r, c] = cute.math.exp2(s_mn[r, c], fastmath=True)
                 p = s_mn[r, None].load()

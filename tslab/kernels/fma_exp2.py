@@ -4,12 +4,12 @@ A Hopper SM computes 16 MUFU.EX2 results a clock (a warp's in 8 issue cycles of 
 (a warp's in one): the softmax of a 64 x 128 tile, one exp2 a score, spends ~512 cycles a warp on MUFU alone while
 its other instructions issue in ~200. Evaluating every k-th exp2 as ``8`` FP32/integer instructions moves work from
 the busy unit to the idle one. x = n + f with n the nearest integer (|f| <= 1/2): 2^f is a cubic, and n is added to
-its exponent bits. Not for -inf (a masked score): the result is 2^-125 there, not 0.
+its exponent bits. For -inf (a masked score) it gives 2^-125, or 0 with ``zero_below``.
 """
 
 from __future__ import annotations
 
-from cutlass import Float32, Int32
+from cutlass import Float32, Int32, select_
 from cutlass._mlir.dialects import llvm
 from cutlass.cute import arch
 from cutlass.cutlass_dsl import T
@@ -31,16 +31,20 @@ def _float(bits: Int32) -> Float32:
     return Float32(llvm.bitcast(T.f32(), Int32(bits).ir_value()))
 
 
-def exp2_fma(x: Float32) -> Float32:
-    """2^x to 7.5e-5 relative for finite x <= 2^22 (2^-125 below -125) in FP32 and integer instructions only: a
-    clamp, three adds, three FMAs and one shift-add (LEA); no MUFU."""
-    x = arch.fmax(x, _LOWEST)
-    rounded = x + _ROUND  # n in the low bits (round to nearest)
-    f = x - (rounded - _ROUND)
+def exp2_fma(x: Float32, *, zero_below: bool = False) -> Float32:
+    """2^x to 7.5e-5 relative for x <= 2^22 in FP32 and integer instructions only: a clamp, three adds, three FMAs
+    and one shift-add (LEA); no MUFU. Below -125 (and for -inf) the result is 2^-125, or with ``zero_below`` 0
+    (a compare and a select more: what a masked score needs, so that a row that sees no key sums to 0)."""
+    clamped = arch.fmax(x, _LOWEST)
+    rounded = clamped + _ROUND  # n in the low bits (round to nearest)
+    f = clamped - (rounded - _ROUND)
     p = Float32(EXP2_CUBIC[3])
     for c in EXP2_CUBIC[2::-1]:
         p = p * f + c
-    return _float((_bits(rounded) << 23) + _bits(p))
+    out = _float((_bits(rounded) << 23) + _bits(p))
+    if zero_below:
+        out = Float32(select_(x < _LOWEST, Float32(0.0), out))
+    return out
 
 
 __all__ = ["EXP2_CUBIC", "exp2_fma"]
