@@ -20,7 +20,7 @@ from cutlass import cute
 from cutlass.utils import blackwell_helpers as sm100
 
 from .gemm_common import fake_args, torch_dtype_name
-from .gemm_sm100 import LOAD_WARP, make_tasks, task_warps, validate
+from .gemm_sm100 import LOAD_WARP, PARAMS, RULES, make_tasks, task_warps, validate
 from .gemm_sm100_resources import BLOCK_M, EPI_STAGES, Geometry
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
@@ -178,8 +178,8 @@ def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.C
 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
     """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(a, b, c, stream)``."""
-    keys = ("tile_n", "tile_k", "stages", "acc_stages", "cluster_m", "scheduler", "epilogue", "ab_rings", "dtype")
-    p = {key: params[key] for key in keys}
+    # every param the checker saw but its trip count: the kernel is specialised on all of them
+    p = {key: params[key] for key in PARAMS if key != RULES.trip_param}
     validate(p)
     p["sms"] = sms
     return (tuple(sorted(p.items())), pipelines)

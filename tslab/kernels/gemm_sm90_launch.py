@@ -22,7 +22,16 @@ from cutlass import cute
 from cutlass import tensor_utils as utils
 
 from .gemm_common import fake_args, torch_dtype_name
-from .gemm_sm90 import EPILOGUE_RING, block_warps, epilogue_groups, epilogue_subtile, make_tasks, validate
+from .gemm_sm90 import (
+    EPILOGUE_RING,
+    PARAMS,
+    RULES,
+    block_warps,
+    epilogue_groups,
+    epilogue_subtile,
+    make_tasks,
+    validate,
+)
 from .gemm_sm90_resources import RASTER_GROUP, Geometry
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
@@ -188,9 +197,8 @@ def _scheduler_params(p: dict[str, Any], tiles_m: int, tiles_n: int) -> Any:
 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
     """The ``cutlass.Constexpr`` arguments of :func:`launch` after ``(a, b, c, stream)``."""
-    keys = ("tile_m", "tile_n", "tile_k", "stages", "mma_warpgroups", "schedule", "persistent", "cluster_m",
-            "raster", "epilogue", "dtype", "swap_ab", "per_warp_release")
-    p = {key: params[key] for key in keys}
+    # every param the checker saw but its trip count: the kernel is specialised on all of them
+    p = {key: params[key] for key in PARAMS if key != RULES.trip_param}
     validate(p)
     if p["persistent"]:
         p["sms"] = sms
