@@ -317,11 +317,12 @@ class SmemQ(MemoryResource):
             scaled_max = safe_max * self.scale_log2
             st.row_scale[r] = cute.math.exp2(st.row_max[r] * self.scale_log2 - scaled_max, fastmath=True)
             st.row_max[r] = new_max
+            x = row * self.scale_log2 - scaled_max
             every = geo.poly_exp2
             if cutlass.const_expr(every):
                 # every ``every``-th score's exp2 on the FMA pipe, the rest on MUFU: the two units share the row.
                 # Where a score may be masked (-inf) the cubic's 2^-125 is made 0, as MUFU's is.
-                s_mn[r, None].store(row * self.scale_log2 - scaled_max)
+                s_mn[r, None].store(x)
                 for c in cutlass.range_constexpr(cute.size(s_mn, mode=[1])):
                     if cutlass.const_expr(c % every == every - 1):
                         s_mn[r, c] = exp2_fma(s_mn[r, c], zero_below=masked)
@@ -329,7 +330,7 @@ class SmemQ(MemoryResource):
                         s_mn[r, c] = cute.math.exp2(s_mn[r, c], fastmath=True)
                 p = s_mn[r, None].load()
             else:
-                p = cute.math.exp2(row * self.scale_log2 - scaled_max, fastmath=True)
+                p = cute.math.exp2(x, fastmath=True)
             st.row_sum[r] = st.row_sum[r] * st.row_scale[r] + p.reduce(cute.ReductionOp.ADD, 0.0, 0)
             s_mn[r, None].store(p)
 
