@@ -224,6 +224,30 @@ def test_poly_exp2_leaves_the_schedule_as_it_was():
     assert tslab.check(design).status == "SAFE"
 
 
+@pytest.mark.parametrize("params", [{}, {"causal": True}, attn.THREE_WARPGROUPS], ids=str)
+def test_one_epilogue_warp_parks_the_other_two(params):
+    """``epilogue_warps=1``: one warp waits for O and stores it (O's stage counts 32 consumer threads), two warps of
+    the load warp's warpgroup have a task with no step, so the block keeps its warpgroups and their registers;
+    SAFE under both searches."""
+    design = attn.design(epilogue_warps=1, **params)
+    tasks = {task.name: task for task in design.lower().tasks}
+    assert tasks["EpilogueTask"].num_warps == 1 and tasks["ParkTask"].num_warps == 2
+    assert tasks["ParkTask"].warp_idx == tasks["EpilogueTask"].warp_idx + 1
+    assert design.pipelines()["smem_o"]["consumer_group"]["size"] == 32
+    assert "ParkTask" not in {task.name for task in attn.design(**params).lower().tasks}
+    for strategy in ("reduced", "ts"):
+        assert tslab.check(design, strategy=strategy).status == "SAFE", strategy
+
+
+@pytest.mark.parametrize(("params", "hint"), [({"epilogue_warps": 2}, "1 (two of its warps parked)"),
+                                              ({"epilogue_warps": True}, "positive int"),
+                                              ({"epilogue_warps": 1, "persistent": True}, "epilogue_warps=3")])
+def test_epilogue_warps_outside_its_choices_is_refused(params, hint):
+    with pytest.raises(tslab.DesignError, match="epilogue_warps") as info:
+        attn.design(**params).lower()
+    assert hint in str(info.value.hint)
+
+
 @pytest.mark.parametrize(("params", "warps"), [({}, 8), (attn.THREE_WARPGROUPS, 12), (attn.ONE_WARPGROUP, 4)],
                          ids=str)
 def test_per_warp_release_counts_one_lane_per_mma_warp(params, warps):

@@ -135,6 +135,8 @@ VARIANTS = [
     {"poly_exp2": 3}, {"poly_exp2": 2, "dtype": "fp16", "causal": True}, {**attn.THREE_WARPGROUPS, "poly_exp2": 3},
     {**attn.THREE_WARPGROUPS, "poly_exp2": 3, "causal": True}, {"poly_exp2": 3, "tile_n": 176, "kv_stages": 3},
     {"poly_exp2": 4, "persistent": True, "q_stages": 2},
+    {"epilogue_warps": 1}, {"epilogue_warps": 1, "causal": True, "dtype": "fp16"},
+    {**attn.THREE_WARPGROUPS, "epilogue_warps": 1}, {**attn.THREE_WARPGROUPS, "epilogue_warps": 1, "causal": True},
 ]
 
 

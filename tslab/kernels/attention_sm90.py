@@ -41,6 +41,7 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
              wait PV -> release V_i-1; after the loop: rescale O, release Q: O is rescaled while the tensor cores
              run Q K^T, not after the wait for P V (FlashAttention-3's order)
     poly_exp2=k: in each softmax every k-th exp2 of a row is a cubic on the FMA pipe, the rest MUFU.EX2
+    epilogue_warps=1: one warp waits for O and stores it; the other two of its warpgroup are parked
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
              the next tile's Q while this tile's is still read
@@ -64,7 +65,8 @@ Tasks:
     LoadTask  warp W: one elected thread issues the TMA loads (setmaxnreg 24)
     EpilogueTask warps W+1..W+3: one issues the TMA store of O (setmaxnreg 24; the load warp and these three form
               the warpgroup whose registers go to the MMA warpgroups: 2 x 128 x 240 + 128 x 24 = 64,512; with three
-              MMA warpgroups 3 x 128 x 160 + 128 x 24 = 64,512)
+              MMA warpgroups 3 x 128 x 160 + 128 x 24 = 64,512); ``epilogue_warps=1``: warp W+1 only, and
+    ParkTask  warps W+2..W+3: no work (they set their registers with their warpgroup and are done)
 
 What TS 4.8.1 cannot express, and how the kernel does it instead: a wgmma is asynchronous, but TS treats consumer
 work as done when its step ends, so the waits for the wgmma groups are work steps of their own (``wgmma_wait``,
@@ -106,7 +108,7 @@ PARAMS: dict[str, Any] = {
     "head_dim": 128, "dtype": "bf16", "causal": False, "wg_rows": 64, "tile_n": 128, "kv_stages": 4,
     "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
     "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "per_warp_release": False,
-    "rescale_under_qk": False, "poly_exp2": 0, "kv_tiles": 3,
+    "rescale_under_qk": False, "poly_exp2": 0, "epilogue_warps": 3, "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -133,6 +135,11 @@ CAUSAL_ORDERS = ("by_pair", "longest_first")
 #: on the FMA pipe (:mod:`tslab.kernels.fma_exp2`), so the two units share the row; where a score may be masked
 #: (the head, every causal trip) a select makes the cubic's 2^-125 for -inf a 0.
 POLY_EXP2 = (0, 2, 3, 4, 5, 6, 8)
+#: ``epilogue_warps``: the warps beside the load warp that wait for O and store it: three, or one, the other two of
+#: the load warp's warpgroup parked (a task with no work: they set their registers with the warpgroup and exit, as
+#: flash-attn-4's producer warpgroup does), so that fewer idle warps poll the O stage's barrier. Timed level or
+#: slower on an H100 (benchmarks/NOTES.md, A36), so three stays the default.
+EPILOGUE_WARP_COUNTS = (1, 3)
 #: ``dedicated``: O has SMEM of its own; ``aliased``: O takes Q's bytes (alias group ``[["q_buf"], ["o_buf"]]``).
 EPILOGUES = ("dedicated", "aliased")
 DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
@@ -164,8 +171,15 @@ MAX_TILE_REGISTERS_3WG = 128
 def max_tile_registers(params: dict[str, Any]) -> int:
     """The S, P and O registers a thread of ``params``' MMA warpgroups may hold."""
     return MAX_TILE_REGISTERS_3WG if params["mma_warpgroups"] == 3 else MAX_TILE_REGISTERS
-#: The epilogue warps: three, one of which stores, so that with the load warp they fill one warpgroup.
-EPILOGUE_WARPS = 3
+#: The warps beside the MMA warpgroups: the load warp and ``epilogue_warps`` that wait for O (one stores it), the
+#: rest of that warpgroup parked.
+OTHER_WARPS = 4
+
+
+def _park() -> None:
+    """A parked task's schedule: one trip with no step (its warps set their registers and are done)."""
+    with domain_loop(0, 1, 1):
+        pass
 
 
 def mma_threads(params: dict[str, Any]) -> int:
@@ -173,8 +187,8 @@ def mma_threads(params: dict[str, Any]) -> int:
 
 
 def block_warps(params: dict[str, Any]) -> int:
-    """Warps per block: the MMA warpgroups, the load warp and the epilogue warps (one warpgroup)."""
-    return 4 * params["mma_warpgroups"] + 1 + EPILOGUE_WARPS
+    """Warps per block: the MMA warpgroups and one warpgroup of the load warp and the epilogue (or parked) warps."""
+    return 4 * params["mma_warpgroups"] + OTHER_WARPS
 
 
 def tile_rows(params: dict[str, Any]) -> int:
@@ -239,6 +253,12 @@ def validate(params: dict[str, Any]) -> None:
     if p["rescale_under_qk"] and not p["overlap"]:
         raise bad("rescale_under_qk", "rescale_under_qk=True with overlap=False: only the overlapped loop issues a "
                   "Q K^T wgmma before the P V one that adds to O", "use overlap=True, or rescale_under_qk=False")
+    if isinstance(p["epilogue_warps"], bool) or p["epilogue_warps"] not in EPILOGUE_WARP_COUNTS:
+        raise bad("epilogue_warps", f"epilogue_warps={p['epilogue_warps']!r} is not 1 or 3",
+                  "use 3 (the load warp's warpgroup waits for O) or 1 (two of its warps parked)")
+    if p["epilogue_warps"] != 3 and p["persistent"]:
+        raise bad("epilogue_warps", "epilogue_warps=1 with persistent=True: TS runs every task of a persistent kernel "
+                  "over the work queue, and parked warps take no tiles", "use epilogue_warps=3 with persistent=True")
     if isinstance(p["poly_exp2"], bool) or p["poly_exp2"] not in POLY_EXP2:
         raise bad("poly_exp2", f"poly_exp2={p['poly_exp2']!r} is not one of {', '.join(map(str, POLY_EXP2))}",
                   "use 0 (every exp2 on MUFU) or k in 2..8: every k-th exp2 of the softmax on the FMA pipe")
@@ -288,7 +308,7 @@ RULES = KernelRules(
     dtype_of=lambda params: DTYPES[params["dtype"]],
     choices={"head_dim": HEAD_DIMS, "wg_rows": WG_ROWS, "q_stages": Q_STAGES, "mma_warpgroups": MMA_WARPGROUPS,
              "schedule": MMA_SCHEDULES, "epilogue": EPILOGUES, "causal_order": CAUSAL_ORDERS, "dtype": tuple(DTYPES),
-             "poly_exp2": POLY_EXP2},
+             "poly_exp2": POLY_EXP2, "epilogue_warps": EPILOGUE_WARP_COUNTS},
     launch_module="tslab.kernels.attention_sm90_launch", variants=("causal", (False, True)),
     single_buffers=lambda params: (SingleBuffer("smem_o", "O"),),
 )
@@ -328,8 +348,8 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
                          consumer_group=_threads(releasing), cta_layout_vmnk=None, advance_on_wait=True))
     smem_o = SmemO(name="smem_o", rows=rows, head_dim=d, element_bytes=nbytes, geo=geo, mma_pv=mma_pv,
                    scale_log2=scale_log2, pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
-                       num_stages=1, producer_group=_threads(threads), consumer_group=_threads(32 * EPILOGUE_WARPS),
-                       cta_layout_vmnk=None))
+                       num_stages=1, producer_group=_threads(threads),
+                       consumer_group=_threads(32 * p["epilogue_warps"]), cta_layout_vmnk=None))
     gmem_lse = GmemLse(name="gmem_lse", geo=geo, mLSE=gpu.get("mLSE"), ext=ext, mma_pv=mma_pv)
     gmem_o = GmemO(name="gmem_o", o=smem_o, store_warp=load_warp + 1, tma_atom=gpu.get("tma_o"), mO=gpu.get("mO"),
                    ext=ext)
@@ -368,8 +388,13 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
                       schedule=sched.load(smem_q, smem_kv)),
         *mma_tasks,
         Task(name="EpilogueTask", src_resources=[smem_o, *queue], dst_resources=[gmem_o], warp_idx=load_warp + 1,
-             num_warps=EPILOGUE_WARPS, num_registers=regs["other"], schedule=sched.store(smem_o, gmem_o)),
+             num_warps=p["epilogue_warps"], num_registers=regs["other"], schedule=sched.store(smem_o, gmem_o)),
     ]
+    parked = OTHER_WARPS - 1 - p["epilogue_warps"]
+    if parked:
+        tasks.append(Task(name="ParkTask", src_resources=[], dst_resources=[],
+                          warp_idx=load_warp + 1 + p["epilogue_warps"], num_warps=parked, num_registers=regs["other"],
+                          schedule=schedule(_park)()))
     graph = {smem_q: [*queue], smem_kv: [*queue], smem_o: [smem_q, smem_kv, *queue],
              gmem_lse: [smem_q, smem_kv], gmem_o: [smem_o, *queue]}
     for turn in turns:
@@ -539,13 +564,14 @@ def build(head_dim: int = 128, dtype: str = "bf16", causal: bool = False, wg_row
           kv_stages: int = 4, q_stages: int = 1, mma_warpgroups: int = 2, schedule: str = "pingpong",
           overlap: bool = True, persistent: bool = False, causal_order: str = "by_pair", epilogue: str = "dedicated",
           turn_after_v: bool = False, per_warp_release: bool = False, rescale_under_qk: bool = False,
-          poly_exp2: int = 0, kv_tiles: int = 3) -> Blueprint:
+          poly_exp2: int = 0, epilogue_warps: int = 3, kv_tiles: int = 3) -> Blueprint:
     """Fresh TS objects of one Q tile over ``kv_tiles`` K/V iterations (CPU check)."""
     params = {"head_dim": head_dim, "dtype": dtype, "causal": causal, "wg_rows": wg_rows, "tile_n": tile_n,
               "kv_stages": kv_stages, "q_stages": q_stages, "mma_warpgroups": mma_warpgroups, "schedule": schedule,
               "overlap": overlap, "persistent": persistent, "causal_order": causal_order, "epilogue": epilogue,
               "turn_after_v": turn_after_v, "per_warp_release": per_warp_release,
-              "rescale_under_qk": rescale_under_qk, "poly_exp2": poly_exp2, "kv_tiles": kv_tiles}
+              "rescale_under_qk": rescale_under_qk, "poly_exp2": poly_exp2, "epilogue_warps": epilogue_warps,
+              "kv_tiles": kv_tiles}
     return make_tasks(params, kv_tiles=kv_tiles)
 
 
