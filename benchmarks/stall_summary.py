@@ -1,0 +1,88 @@
+"""The tables NOTES.md quotes from ``benchmarks/stall_reasons.sh``'s CSVs: per kernel a few whole-kernel metrics,
+and within its main loop (the instructions executed exactly as often as its most-executed wgmma: a K/V or K trip,
+each unrolled copy) the share of stall samples by reason and by opcode.
+
+    python benchmarks/stall_summary.py stall-reasons/attn/tslab stall-reasons/attn/fa4 [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+#: Whole-kernel metrics of ncu's details page, by (section, metric name).
+DETAILS = {
+    "duration": ("GPU Speed Of Light Throughput", "Duration"),
+    "sm_ghz": ("GPU Speed Of Light Throughput", "SM Frequency"),
+    "issue_slots_busy_pct": ("Compute Workload Analysis", "Issue Slots Busy"),
+    "executed_instructions": ("Instruction Statistics", "Executed Instructions"),
+    "active_warps_per_sm": ("Occupancy", "Achieved Active Warps Per SM"),
+    "warp_cycles_per_instruction": ("Warp State Statistics", "Warp Cycles Per Issued Instruction"),
+}
+#: ... and of its raw page.
+RAW = {"tensor_pipe_active_pct": "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"}
+
+
+def _number(text: Any) -> float:
+    return float(str(text).replace(",", ""))
+
+
+def summarize(prefix: Path) -> dict[str, Any]:
+    """One kernel's summary from ``PREFIX-details.csv``, ``PREFIX-raw.csv`` and ``PREFIX-sass.csv``."""
+    import pandas as pd
+
+    details = pd.read_csv(f"{prefix}-details.csv")
+    out: dict[str, Any] = {"kernel": str(details["Kernel Name"].iloc[0])[:80]}
+    for key, (section, metric) in DETAILS.items():
+        row = details[(details["Section Name"] == section) & (details["Metric Name"] == metric)].iloc[0]
+        out[key] = _number(row["Metric Value"])
+        if key == "duration":
+            out["duration_unit"] = row["Metric Unit"]
+    raw = pd.read_csv(f"{prefix}-raw.csv", low_memory=False)
+    for key, metric in RAW.items():
+        out[key] = _number(raw[metric].iloc[1])  # row 0 holds the units
+    text = Path(f"{prefix}-sass.csv").read_text().split("\n", 1)[1]  # line 0 names the kernel
+    sass = pd.read_csv(io.StringIO(text))
+    numeric = [c for c in sass.columns if c.startswith("stall_") or c in ("Warp Stall Sampling (All Samples)",
+                                                                         "Instructions Executed")]
+    for column in numeric:
+        sass[column] = pd.to_numeric(sass[column].astype(str).str.replace(",", ""), errors="coerce").fillna(0)
+    executed = sass["Instructions Executed"]
+    loop = sass[executed == executed[sass["Source"].str.contains("HGMMA")].max()]
+    samples = loop["Warp Stall Sampling (All Samples)"].sum()
+    reasons = [c for c in numeric if c.startswith("stall_") and "(Not Issued)" not in c]
+    by_reason = {c.removeprefix("stall_"): loop[c].sum() / samples for c in reasons}
+    by_reason["unnamed"] = 1 - sum(by_reason.values())  # Hopper's wgmma stalls have no column of their own
+    opcode = loop["Source"].str.replace(r"^@!?U?P\w+\s+", "", regex=True).str.split().str[0].str.split(".").str[0]
+    by_opcode = loop.groupby(opcode)["Warp Stall Sampling (All Samples)"].sum() / samples
+    out["loop"] = {"instructions": len(loop), "samples": int(samples),
+                   "by_reason": {k: round(float(v), 3) for k, v in sorted(by_reason.items(), key=lambda kv: -kv[1])
+                                 if v >= 0.005},
+                   "by_opcode": {k: round(float(v), 3) for k, v in by_opcode.sort_values(ascending=False).items()
+                                 if v >= 0.01}}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("prefixes", nargs="+", type=Path, help="FOLDER/NAME of NAME-details.csv etc.")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    rows = {str(p): summarize(p) for p in args.prefixes}
+    for name, row in rows.items():
+        loop = row["loop"]
+        print(f"{name}: {row['duration']} {row['duration_unit']} at {row['sm_ghz']} GHz, tensor pipe "
+              f"{row['tensor_pipe_active_pct']:.1f}% of active cycles, {row['active_warps_per_sm']} warps/SM, issue "
+              f"slots {row['issue_slots_busy_pct']}%, {row['executed_instructions']:,.0f} instructions")
+        print(f"  loop ({loop['instructions']} instructions): by reason {loop['by_reason']}")
+        print(f"  by opcode {loop['by_opcode']}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
