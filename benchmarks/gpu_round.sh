@@ -88,6 +88,7 @@ case $1 in
     # default's timeline), and these shorten it: O rescaled under the Q K^T wgmma instead of after the wait for P V
     # (A33, ~32 ns of a 1.65 us trip), and every k-th exp2 of the loop's softmax on the FMA pipe instead of MUFU
     # (A34: MUFU computes 16 a clock an SM, the softmax's 64 a thread take ~512 of its ~1,270 cycles)
+    step attention-softmax-units-tests 200 "${PYTEST[@]}" tests/test_gpu_attention.py -k "rescale_under_qk or poly_exp2"
     step "attention-softmax-units-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 --head-dims 128 64 \
       --causal no --peer fa4 --repeats 4 --no-package --variant rescale_under_qk=True --variant poly_exp2=2 \
       --variant poly_exp2=3 --variant poly_exp2=4 --variant poly_exp2=3,rescale_under_qk=True \
@@ -96,6 +97,18 @@ case $1 in
     step "attention-softmax-units-causal-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 \
       --head-dims 128 64 --causal yes --peer fa4 --repeats 4 --no-package --variant rescale_under_qk=True \
       --variant poly_exp2=3 --shapes 4,2048,32 4,4096,32 --json "$OUT/attention-softmax-units-causal-run$RUN.json"
+    # A35: per_warp_release again after A32: ptxas places the wait for the PV wgmma after most of the softmax's
+    # exponentials with it, right after the first row's max without it (the warpgroup idles on its own PV; ncu's
+    # stall sampling: WARPGROUP.DEPBAR 14% of the MMA loop's samples, flash-attn-4's 6%)
+    step "attention-late-pv-wait-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 --head-dims 128 \
+      --causal no yes --peer fa4 --repeats 4 --no-package --variant per_warp_release=True \
+      --shapes 4,2048,32 4,4096,32 4,8192,32 --json "$OUT/attention-late-pv-wait-run$RUN.json"
+    # A36: the epilogue's three idle warps polling O's barrier for the whole tile: one waits, two parked (ncu: 12
+    # warps active an SM against flash-attn-4's 9, its tensor pipe 82% of active cycles to our 76.5%)
+    step attention-parked-tests 150 "${PYTEST[@]}" tests/test_gpu_attention.py -k "epilogue_warps"
+    step "attention-parked-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 --head-dims 128 64 \
+      --causal no yes --peer fa4 --repeats 4 --no-package --variant epilogue_warps=1 \
+      --shapes 4,2048,32 4,4096,32 4,8192,32 --json "$OUT/attention-parked-run$RUN.json"
     step "attention-tuned-run$RUN" 240 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
       --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-tuned-run$RUN.json"
     step "attention-wide-tile-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
