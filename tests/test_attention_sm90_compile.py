@@ -136,6 +136,27 @@ def test_o_is_rescaled_where_the_schedule_puts_it(params, under):
     assert len(body) <= 7 * (64 * p["tile_n"] // 128) + 24, len(body)
 
 
+@pytest.mark.parametrize(("params", "late"), [({}, False), ({"causal": True}, False), ({"late_pv_wait": True}, True),
+                                              ({"late_pv_wait": True, "causal": True}, True),
+                                              ({**attn.THREE_WARPGROUPS, "late_pv_wait": True}, True)], ids=str)
+def test_the_pv_wait_stays_after_the_exponentials_with_late_pv_wait(params, late):
+    """ptxas moves the wait for the P V wgmma (``WARPGROUP.DEPBAR.LE gsb0, 0x0``), written after the softmax, up
+    above most of its MUFU.EX2 (to the row max; causal, to the wait for S); with ``late_pv_wait`` a no-op on the Q
+    stage's barrier computed from the last row's sum keeps it after every exponential of the K/V loop, and the
+    loop's wgmmas stay in flight (one wait for S, one for P V)."""
+    from tests.sass import loop_bodies
+
+    out = _compile(params)
+    p = {**attn.PARAMS, **params}
+    wgmmas = p["head_dim"] // 16 + p["tile_n"] // 16
+    body = next(b for b in loop_bodies(out["cubin"]) if sum("HGMMA" in i for i in b) == wgmmas)
+    waits = [n for n, i in enumerate(body) if "WARPGROUP.DEPBAR" in i]
+    exps = [n for n, i in enumerate(body) if "MUFU.EX2" in i]
+    assert len(waits) == 2, waits
+    pv_wait = waits[-1]
+    assert (pv_wait > exps[-1]) if late else (sum(n > pv_wait for n in exps) > len(exps) // 2), (pv_wait, exps)
+
+
 @pytest.mark.parametrize(("params", "every"), [({"poly_exp2": 3}, 3), ({"poly_exp2": 4}, 4),
                                                ({**attn.THREE_WARPGROUPS, "poly_exp2": 3}, 3),
                                                ({"poly_exp2": 3, "causal": True}, 3)], ids=str)

@@ -137,6 +137,9 @@ VARIANTS = [
     {"poly_exp2": 4, "persistent": True, "q_stages": 2},
     {"epilogue_warps": 1}, {"epilogue_warps": 1, "causal": True, "dtype": "fp16"},
     {**attn.THREE_WARPGROUPS, "epilogue_warps": 1}, {**attn.THREE_WARPGROUPS, "epilogue_warps": 1, "causal": True},
+    {"late_pv_wait": True}, {"late_pv_wait": True, "causal": True, "dtype": "fp16"},
+    {**attn.THREE_WARPGROUPS, "late_pv_wait": True, "causal": True},
+    {"late_pv_wait": True, "persistent": True, "q_stages": 2},
 ]
 
 

@@ -42,6 +42,9 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
              run Q K^T, not after the wait for P V (FlashAttention-3's order)
     poly_exp2=k: in each softmax every k-th exp2 of a row is a cubic on the FMA pipe, the rest MUFU.EX2
     epilogue_warps=1: one warp waits for O and stores it; the other two of its warpgroup are parked
+    late_pv_wait=True: the wait for the P V wgmma stays after the softmax's exponentials in the SASS (ptxas moves it
+             up to just after the row max without it): a no-op on the Q stage's barrier computed from the last
+             row's sum comes before it (:mod:`tslab.kernels.schedule_anchor`)
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
              the next tile's Q while this tile's is still read
@@ -108,7 +111,8 @@ PARAMS: dict[str, Any] = {
     "head_dim": 128, "dtype": "bf16", "causal": False, "wg_rows": 64, "tile_n": 128, "kv_stages": 4,
     "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
     "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "per_warp_release": False,
-    "rescale_under_qk": False, "poly_exp2": 0, "epilogue_warps": 3, "kv_tiles": 3,
+    "rescale_under_qk": False, "poly_exp2": 0, "epilogue_warps": 3, "late_pv_wait": False,
+    "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -564,14 +568,14 @@ def build(head_dim: int = 128, dtype: str = "bf16", causal: bool = False, wg_row
           kv_stages: int = 4, q_stages: int = 1, mma_warpgroups: int = 2, schedule: str = "pingpong",
           overlap: bool = True, persistent: bool = False, causal_order: str = "by_pair", epilogue: str = "dedicated",
           turn_after_v: bool = False, per_warp_release: bool = False, rescale_under_qk: bool = False,
-          poly_exp2: int = 0, epilogue_warps: int = 3, kv_tiles: int = 3) -> Blueprint:
+          poly_exp2: int = 0, epilogue_warps: int = 3, late_pv_wait: bool = False, kv_tiles: int = 3) -> Blueprint:
     """Fresh TS objects of one Q tile over ``kv_tiles`` K/V iterations (CPU check)."""
     params = {"head_dim": head_dim, "dtype": dtype, "causal": causal, "wg_rows": wg_rows, "tile_n": tile_n,
               "kv_stages": kv_stages, "q_stages": q_stages, "mma_warpgroups": mma_warpgroups, "schedule": schedule,
               "overlap": overlap, "persistent": persistent, "causal_order": causal_order, "epilogue": epilogue,
               "turn_after_v": turn_after_v, "per_warp_release": per_warp_release,
               "rescale_under_qk": rescale_under_qk, "poly_exp2": poly_exp2, "epilogue_warps": epilogue_warps,
-              "kv_tiles": kv_tiles}
+              "late_pv_wait": late_pv_wait, "kv_tiles": kv_tiles}
     return make_tasks(params, kv_tiles=kv_tiles)
 
 

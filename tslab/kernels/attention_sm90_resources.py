@@ -29,6 +29,7 @@ from cutlass.experimental.task_scheduling.resources import (
 from cutlass.experimental.task_scheduling.task import Task
 
 from .fma_exp2 import exp2_fma
+from .schedule_anchor import keep_after
 
 LOG2_E = math.log2(math.e)
 LN_2 = math.log(2.0)
@@ -52,6 +53,7 @@ class Geometry:
     pingpong: bool
     longest_first: bool = False  # causal tiles in :func:`longest_first`'s order (one tile per block)
     poly_exp2: int = 0  # every poly_exp2-th exp2 of a softmax row on the FMA pipe (:mod:`.fma_exp2`); 0: none
+    late_pv_wait: bool = False  # the wait for the P V wgmma kept after the softmax (:mod:`.schedule_anchor`)
     q_layout: Any = None
     kv_layout: Any = None
     o_layout: Any = None
@@ -333,6 +335,9 @@ class SmemQ(MemoryResource):
                 p = cute.math.exp2(x, fastmath=True)
             st.row_sum[r] = st.row_sum[r] * st.row_scale[r] + p.reduce(cute.ReductionOp.ADD, 0.0, 0)
             s_mn[r, None].store(p)
+        if cutlass.const_expr(geo.late_pv_wait):
+            # the next wgmma wait (P V's) stays after the last row's sum, so the exponentials run under the P V
+            keep_after(st.row_sum[cute.size(s_mn, mode=[0]) - 1], stage_info.barrier.data_ptr().toint())
 
     @consumer_work
     @cute.jit
