@@ -109,6 +109,12 @@ case $1 in
     step "attention-parked-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 --head-dims 128 64 \
       --causal no yes --peer fa4 --repeats 4 --no-package --variant epilogue_warps=1 \
       --shapes 4,2048,32 4,4096,32 4,8192,32 --json "$OUT/attention-parked-run$RUN.json"
+    # A37: the wait for the P V wgmma kept after the softmax by a no-op anchored on the last row sum (ptxas hoists it
+    # to the row max: ncu's wgmma waits 22.6% of the causal loop's samples against flash-attn-4's 7.3%)
+    step late-pv-wait-tests 150 "${PYTEST[@]}" tests/test_gpu_attention.py -k "late_pv_wait"
+    step "attention-late-pv-anchor-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 --head-dims 128 64 \
+      --causal no yes --peer fa4 --repeats 4 --no-package --variant late_pv_wait=True \
+      --shapes 4,2048,32 4,4096,32 4,8192,32 --json "$OUT/attention-late-pv-anchor-run$RUN.json"
     step "attention-tuned-run$RUN" 240 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
       --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-tuned-run$RUN.json"
     step "attention-wide-tile-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
