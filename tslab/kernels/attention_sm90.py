@@ -564,19 +564,13 @@ class _Schedules:
         return self._tiles(store_tile, smem_o, gmem_o)
 
 
-def build(head_dim: int = 128, dtype: str = "bf16", causal: bool = False, wg_rows: int = 64, tile_n: int = 128,
-          kv_stages: int = 4, q_stages: int = 1, mma_warpgroups: int = 2, schedule: str = "pingpong",
-          overlap: bool = True, persistent: bool = False, causal_order: str = "by_pair", epilogue: str = "dedicated",
-          turn_after_v: bool = False, per_warp_release: bool = False, rescale_under_qk: bool = False,
-          poly_exp2: int = 0, epilogue_warps: int = 3, late_pv_wait: bool = False, kv_tiles: int = 3) -> Blueprint:
-    """Fresh TS objects of one Q tile over ``kv_tiles`` K/V iterations (CPU check)."""
-    params = {"head_dim": head_dim, "dtype": dtype, "causal": causal, "wg_rows": wg_rows, "tile_n": tile_n,
-              "kv_stages": kv_stages, "q_stages": q_stages, "mma_warpgroups": mma_warpgroups, "schedule": schedule,
-              "overlap": overlap, "persistent": persistent, "causal_order": causal_order, "epilogue": epilogue,
-              "turn_after_v": turn_after_v, "per_warp_release": per_warp_release,
-              "rescale_under_qk": rescale_under_qk, "poly_exp2": poly_exp2, "epilogue_warps": epilogue_warps,
-              "late_pv_wait": late_pv_wait, "kv_tiles": kv_tiles}
-    return make_tasks(params, kv_tiles=kv_tiles)
+def build(**params: Any) -> Blueprint:
+    """Fresh TS objects of one Q tile over ``kv_tiles`` K/V iterations (CPU check); ``params`` over :data:`PARAMS`."""
+    unknown = sorted(set(params) - set(PARAMS))
+    if unknown:
+        raise TypeError(f"build() got an unexpected keyword argument {unknown[0]!r}")
+    p = {**PARAMS, **params}
+    return make_tasks(p, kv_tiles=p["kv_tiles"])
 
 
 def design(**params: Any):
