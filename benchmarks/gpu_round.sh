@@ -115,6 +115,12 @@ case $1 in
     step "attention-late-pv-anchor-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 --head-dims 128 64 \
       --causal no yes --peer fa4 --repeats 4 --no-package --variant late_pv_wait=True \
       --shapes 4,2048,32 4,4096,32 4,8192,32 --json "$OUT/attention-late-pv-anchor-run$RUN.json"
+    # A37 in fp16 too, and where the causal loop's time goes with it (Nsight Compute, beside flash-attn-4)
+    step "attention-late-pv-anchor-fp16-run$RUN" 150 python3 benchmarks/attention.py --dtypes fp16 --head-dims 128 \
+      --causal yes --peer fa4 --repeats 4 --no-package --variant late_pv_wait=True --shapes 4,2048,32 4,4096,32 \
+      --json "$OUT/attention-late-pv-anchor-fp16-run$RUN.json"
+    step attention-late-pv-stalls 150 env OUT="$OUT/stalls-late-pv" bash benchmarks/stall_reasons.sh attention \
+      --causal --shape 4,2048,32 --param late_pv_wait=True
     step "attention-tuned-run$RUN" 240 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
       --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-tuned-run$RUN.json"
     step "attention-wide-tile-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \

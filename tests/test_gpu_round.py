@@ -44,7 +44,7 @@ def test_every_profile_it_records_is_a_run_of_profile_kernels():
 
 
 def test_every_attention_variant_it_times_builds_a_safe_design():
-    variants = re.findall(r"--variant ((?:\w+=\w+,?)+)", _round_text())
+    variants = re.findall(r"--(?:variant|param) ((?:\w+=\w+,?)+)", _round_text())  # the profiles' --param too
     read_params = runpy.run_path(str(ROUND.parent / "attention.py"))["_params"]  # as the benchmark reads them
     assert variants
     for variant in variants:
