@@ -307,6 +307,7 @@ def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
     ({"wg_rows": 128}, r"128 x 128 with head_dim=128 needs 320 registers"),
     ({"kv_stages": 0}, "param 'kv_stages'"),
     ({"causal": 1}, "param 'causal'.*not a bool"),
+    ({"late_pv_wait": "yes"}, "param 'late_pv_wait'.*not a bool"),
     ({"epilogue": "aliased", "persistent": True}, "param 'epilogue'.*persistent=True"),
     ({"q_stages": 3}, "param 'q_stages'.*not 1 or 2"),
     ({"causal_order": "lpt"}, "param 'causal_order'"),

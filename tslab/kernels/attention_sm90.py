@@ -247,7 +247,7 @@ def validate(params: dict[str, Any]) -> None:
     if p["q_stages"] == 2 and p["epilogue"] == "aliased":
         raise bad("q_stages", "q_stages=2 with epilogue='aliased': O is staged over Q's bytes, which the next "
                   "tile's Q would fill", "use q_stages=1 with epilogue='aliased'")
-    for flag in ("turn_after_v", "per_warp_release", "rescale_under_qk"):
+    for flag in ("turn_after_v", "per_warp_release", "rescale_under_qk", "late_pv_wait"):
         if not isinstance(p[flag], bool):
             raise bad(flag, f"{flag}={p[flag]!r} is not a bool", "use True or False")
     if p["turn_after_v"] and (p["schedule"] != "pingpong" or not p["overlap"]):
