@@ -81,12 +81,9 @@ def attention_calls(args: argparse.Namespace) -> dict[str, Callable[[], Any]]:
 
 def gemm_calls(args: argparse.Namespace) -> dict[str, Callable[[], Any]]:
     """The exported package of the tuned dispatch's pick for M (its own ``run``) and torch.mm, as asked."""
-    import importlib
-    import tempfile
-
     import torch
+    from gemm import exported_package
 
-    from tslab.gpu.export import export
     from tslab.kernels.gemm_sm90_dispatch import tuned
 
     m, n, k = (int(x) for x in args.gemm.split(","))
@@ -98,10 +95,7 @@ def gemm_calls(args: argparse.Namespace) -> dict[str, Callable[[], Any]]:
     if "tslab" in args.which:
         picked = tuned(args.dtype).pick((m, n, k))[1]
         print(f"pick at M = {m}: {picked.params}", flush=True)
-        folder = Path(tempfile.mkdtemp(prefix="tslab-stalls-"))
-        export(picked, folder / "stall_gemm")
-        sys.path.insert(0, str(folder))
-        package = importlib.import_module("stall_gemm")
+        package = exported_package(picked, tuned=False)
         calls["tslab"] = lambda: package.run(a, b, c)
     if "torch" in args.which:
         calls["torch"] = lambda: torch.mm(a, b.T, out=c)
