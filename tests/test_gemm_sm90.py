@@ -149,6 +149,7 @@ def test_ring_edits_that_break_the_cluster_are_invalid(params, edit, match):
     ({"tile_n": 80}, r"(?s)param 'tile_n'.*not a multiple of 32 in 64..256.*use one of 64, 96, 128, 160"),
     ({"swap_ab": 1}, r"param 'swap_ab'.*not a bool"),
     ({"per_warp_release": 1}, r"param 'per_warp_release'.*not a bool"),
+    ({"pdl": "yes"}, r"param 'pdl'.*not a bool"),
     ({"tile_m": 128, "tile_n": 256, "mma_warpgroups": 1}, "256 fp32 accumulator registers"),
     ({"stages": 1}, "param 'stages'"),
     ({"cluster_m": 4}, "param 'cluster_m'.*not 1 or 2"),
@@ -185,3 +186,40 @@ def test_the_subtiled_epilogue_takes_any_ring_depth():
         d = gemm_sm90.design(epilogue="subtiles", stages=3).with_pipeline("smem_epi", num_stages=stages)
         v = tslab.check(d)
         assert v.status == "SAFE" and v.smem_total == 3 * (128 + 256) * 64 * 2 + stages * 2 * 128 * 32 * 2
+
+
+PDL_DESIGNS = [{}, {"persistent": False, "epilogue": "aliased", "tile_n": 128}, gemm_sm90.PINGPONG, gemm_sm90.DECODE]
+
+
+@pytest.mark.parametrize("strategy", ["auto", "ts"])
+@pytest.mark.parametrize("params", PDL_DESIGNS, ids=["default", "one-tile", "pingpong", "decode-pairs"])
+def test_pdl_waits_for_the_grid_before_the_first_load_and_lets_the_next_launch_after_the_last(params, strategy):
+    """``pdl=True``: the load task waits for the grid before it (PDL) ahead of its first TMA load and lets the next
+    grid launch after its last; TS checks the wait precedes every load of the A/B ring (its PDL wiring) and that no
+    interleaving launches the next grid before waiting (its PDL order). Persistent, both run once around the
+    work-tile loop, not every tile."""
+    d = gemm_sm90.design(**params, pdl=True)
+    assert tslab.check(d, strategy=strategy).status == "SAFE"
+    steps = d.schedule("LoadTask")
+    assert steps[0][:4] == ("pdl_wait", "ConsumerWork", "Head", "wait_griddep")
+    assert steps[-1][:4] == ("pdl_launch", "ProducerWork", "Tail", "launch_griddep")
+    load = next(t for t in d.lower().tasks if t.name == "LoadTask")
+    once = {(name, stage.name) for res, stage, _ in [*load.pre_work_loop_head_slots, *load.post_work_loop_tail_slots]
+            for name in [r.name for r in (*load.src_resources, *load.dst_resources) if id(r) == res]}
+    assert once == ({("pdl_wait", "ConsumerWork"), ("pdl_launch", "ProducerWork")} if d.params["persistent"] else set())
+    assert "pdl_wait" not in gemm_sm90.design(**params).resources()
+
+
+def test_an_edited_schedule_keeps_the_steps_that_run_once_around_the_work_tile_loop():
+    """Plain steps have no place for 'once before the work-tile loop': an edit of the load task keeps the PDL wait
+    and launch there (where they stay in their section), instead of turning them into steps run every tile; moved
+    into the K loop, the wait runs every K tile as asked."""
+    d = gemm_sm90.design(pdl=True)
+    steps = d.schedule("LoadTask")
+    same = next(t for t in d.with_schedule("LoadTask", steps).lower().tasks if t.name == "LoadTask")
+    assert len(same.pre_work_loop_head_slots) == 1 and len(same.post_work_loop_tail_slots) == 1
+    moved = [steps[1], ("pdl_wait", "ConsumerWork", "Loop", "wait_griddep"), *steps[2:]]
+    edited = d.with_schedule("LoadTask", moved)
+    task = next(t for t in edited.lower().tasks if t.name == "LoadTask")
+    assert not task.pre_work_loop_head_slots and len(task.post_work_loop_tail_slots) == 1
+    assert tslab.check(edited).status == "SAFE"

@@ -57,3 +57,21 @@ def test_an_edited_epilogue_ring_compiles_with_as_many_slots_as_its_stages():
                   timeout=900, what="compile of 'gemm_sm90' for sm_90a")
     assert out["spill_stores"] == 0 and out["spill_loads"] == 0, out["log"][-2000:]
     assert not re.search(r"\(C75\d\d\)", out["log"]), out["log"][-3000:]
+
+
+def test_pdl_waits_before_the_first_tma_load_and_launches_dependents_after_the_last():
+    """pdl=True: the SASS waits for the grid before (ACQBULK, griddepcontrol.wait) ahead of every TMA load of A and B
+    (UTMALDG) and lets the next grid launch (PREEXIT, griddepcontrol.launch_dependents) after the last; without it,
+    neither instruction is there."""
+    from tests.sass import instructions
+
+    def order(params: dict) -> list[str]:
+        ins, _ = instructions(_compile(params)["cubin"])
+        return [op for op in (next((o for o in ("ACQBULK", "PREEXIT", "UTMALDG") if o in i), None) for i in ins) if op]
+
+    for params in ({"pdl": True}, {**CANDIDATES["swap_128x160_alone"], "pdl": True}):
+        ops = order(params)
+        assert ops.count("ACQBULK") == 1 and ops.count("PREEXIT") == 1, ops
+        assert ops.index("ACQBULK") < ops.index("UTMALDG") and ops.index("PREEXIT") > max(
+            i for i, op in enumerate(ops) if op == "UTMALDG"), ops
+    assert not {"ACQBULK", "PREEXIT"} & set(order(CANDIDATES["swap_128x160_alone"]))

@@ -143,20 +143,42 @@ def apply_schedule(bp: Blueprint, task_name: str, steps: tuple) -> None:
     """
     old = bp.task(task_name)
     legacy = steps_to_legacy(steps, _schedule_targets(bp), bp.conditions(), task=task_name)
-    result = ScheduleResult(
-        schedule_list=legacy, slot_routing=old.slot_routing, constexpr_work_kwargs=old.constexpr_work_kwargs,
-        loop_start=old.domain_start, loop_end=old.domain, loop_step=old.step, unroll=old.unroll,
-        skip_if=old.skip_if, has_work_tile_loop=old.is_persistent,
-    )
+
+    def task(**slots: Any) -> Task:
+        result = ScheduleResult(
+            schedule_list=legacy, slot_routing=old.slot_routing, constexpr_work_kwargs=old.constexpr_work_kwargs,
+            loop_start=old.domain_start, loop_end=old.domain, loop_step=old.step, unroll=old.unroll,
+            skip_if=old.skip_if, has_work_tile_loop=old.is_persistent, **slots,
+        )
+        return Task(name=old.name, src_resources=old.src_resources, dst_resources=old.dst_resources,
+                    warp_idx=old.warp_idx, num_warps=old.num_warps, num_registers=old.num_registers,
+                    run_only_on_cta_id=old.run_only_on_cta_id, schedule=result)
+
     try:
-        new = Task(name=old.name, src_resources=old.src_resources, dst_resources=old.dst_resources,
-                   warp_idx=old.warp_idx, num_warps=old.num_warps, num_registers=old.num_registers,
-                   run_only_on_cta_id=old.run_only_on_cta_id, schedule=result)
+        new = task()
+        new = task(**_kept_slots(old, new))
     except (ValueError, TypeError, KeyError, AssertionError) as exc:
         raise DesignError("schedule", f"task '{task_name}'", one_line(exc),
                           "check each step's resource, stage and section") from None
     position = next(i for i, t in enumerate(bp.tasks) if t is old)  # TS Tasks compare equal by value
     bp.tasks[position] = new
+
+
+#: A persistent task's head and tail steps that do not run once a work tile: (TS's attribute, its section).
+_SLOT_SETS = (("pre_work_loop_head_slots", "head"), ("post_work_loop_tail_slots", "tail"),
+              ("skippable_head_slots", "head"), ("skippable_tail_slots", "tail"))
+
+
+def _kept_slots(old: Task, new: Task) -> dict[str, set]:
+    """Which of ``new``'s head and tail steps run once before or after the work-tile loop, or are skipped with a
+    skipped tile, as in ``old``: a step keeps its place where it is still in the same section (the same resource,
+    stage and ordinal). Plain steps cannot say it, and without it an edit would turn a step that ran once (a PDL wait
+    before the loop) into one that runs every tile."""
+    def keys(entries: list[tuple]) -> set[tuple]:
+        return {(id(entry[0]), entry[1], entry[2]) for entry in entries}
+
+    present = {"head": keys(new.head_schedule_list), "tail": keys(new.tail_schedule_list)}
+    return {name: set(getattr(old, name, ())) & present[section] for name, section in _SLOT_SETS}
 
 
 def _schedule_targets(bp: Blueprint) -> dict[str, Any]:

@@ -72,7 +72,13 @@ Tasks:
 from typing import Any
 
 from cutlass import pipeline
-from cutlass.experimental.task_scheduling.resources import MemoryResource, PipelineConfig, WorkQueue
+from cutlass.experimental.task_scheduling.resources import (
+    MemoryResource,
+    PdlLaunchBarrier,
+    PdlWaitBarrier,
+    PipelineConfig,
+    WorkQueue,
+)
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
@@ -88,7 +94,7 @@ SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> stmatrix
 PARAMS: dict[str, Any] = {
     "tile_m": 128, "tile_n": 256, "tile_k": 64, "stages": 3, "mma_warpgroups": 2, "schedule": "cooperative",
     "persistent": True, "cluster_m": 1, "raster": "grouped", "epilogue": "dedicated", "dtype": "fp16", "k_tiles": 4,
-    "swap_ab": False, "per_warp_release": False,
+    "swap_ab": False, "per_warp_release": False, "pdl": False,
 }
 #: The one-tile-per-block variant whose C tile aliases the A/B ring (the tutorials' memory and aliasing design).
 ALIASED: dict[str, Any] = {"tile_n": 128, "mma_warpgroups": 1, "stages": 4, "persistent": False, "epilogue": "aliased"}
@@ -199,7 +205,7 @@ def validate(params: dict[str, Any]) -> None:
                   _accumulator_hint(p, pingpong))
     if not isinstance(p["stages"], int) or p["stages"] < 2:
         raise bad("stages", f"stages={p['stages']!r} is below 2", "use 2 or more stages to overlap TMA and wgmma")
-    for flag in ("persistent", "swap_ab", "per_warp_release"):
+    for flag in ("persistent", "swap_ab", "per_warp_release", "pdl"):
         if not isinstance(p[flag], bool):
             raise bad(flag, f"{flag}={p[flag]!r} is not a bool", "use True or False")
     if p["persistent"] and p["epilogue"] == "aliased":
@@ -345,8 +351,10 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
                                 consumer_group=_threads(32 * epilogue_warps(p)), cta_layout_vmnk=None))
     gmem_c = GmemC(name="gmem_c", epi=smem_epi, store_warp=load_warp + 1, tma_atom_c=gpu.get("tma_atom_c"),
                    mC=gpu.get("mC"))
-    schedules = _schedules(gmem_ab, smem_ab, smem_epi, gmem_c, wq, k_tiles, groups)
+    pdl = (PdlWaitBarrier(name="pdl_wait"), PdlLaunchBarrier(name="pdl_launch")) if p["pdl"] else None
+    schedules = _schedules(gmem_ab, smem_ab, smem_epi, gmem_c, wq, k_tiles, groups, pdl)
     queue = [wq] if wq is not None else []
+    pdl_wait, pdl_launch = ([pdl[0]], [pdl[1]]) if pdl else ([], [])
     pingpong = p["schedule"] == "pingpong"
     other_registers = PINGPONG_REGISTERS["other"] if pingpong else None
     accumulators = gpu.get("accumulators") or (None, None)
@@ -358,19 +366,22 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
         mma_tasks = [MmaTask(name="MmaTask", src_resources=[smem_ab, *queue], dst_resources=[smem_epi], warp_idx=0,
                              num_warps=load_warp, schedule=schedules["mma"](), accumulators=accumulators[0])]
     tasks = [
-        Task(name="LoadTask", src_resources=[gmem_ab, *queue], dst_resources=[smem_ab], warp_idx=load_warp,
+        Task(name="LoadTask", src_resources=[gmem_ab, *pdl_wait, *queue], dst_resources=[smem_ab, *pdl_launch],
+             warp_idx=load_warp,
              num_warps=1, num_registers=other_registers, schedule=schedules["load"]()),
         *mma_tasks,
         Task(name="EpilogueTask", src_resources=[smem_epi, *queue], dst_resources=[gmem_c], warp_idx=load_warp + 1,
              num_warps=epilogue_warps(p), num_registers=other_registers, schedule=schedules["store"]()),
     ]
-    graph = {smem_ab: [gmem_ab, *queue], smem_epi: [smem_ab, *queue], gmem_c: [smem_epi, *queue]}
+    graph = {smem_ab: [gmem_ab, *pdl_wait, *queue], smem_epi: [smem_ab, *queue], gmem_c: [smem_epi, *queue],
+             **{launch: [] for launch in pdl_launch}}  # the launch side carries no data: a node with no upstream
     aliases = [[["a_buf", "b_buf"], ["epi_buf"]]] if p["epilogue"] == "aliased" else []
     return Blueprint(tasks=tasks, graph=graph, smem_resources=[smem_ab, smem_epi], alias_groups=aliases)
 
 
 def _schedules(gmem_ab: GmemAB, smem_ab: SmemAB, smem_epi: SmemEpilogue, gmem_c: GmemC, wq: "WorkQueue | None",
-               k_tiles: int, groups: int) -> dict[str, Any]:
+               k_tiles: int, groups: int, pdl: "tuple[PdlWaitBarrier, PdlLaunchBarrier] | None" = None,
+               ) -> dict[str, Any]:
     """Each task's schedule (a fresh one per call): one tile's body, inside the WorkQueue's tile loop when
     persistent. The C tile is staged and stored in ``groups`` groups of sub-tiles: the MMA task's tail stages
     them one after another (a TS task has one loop, the K loop), the store task's loop stores them in turn."""
@@ -420,7 +431,9 @@ def _schedules(gmem_ab: GmemAB, smem_ab: SmemAB, smem_epi: SmemEpilogue, gmem_c:
 
     if wq is None:
         load, mma, store = schedule(load_tile), schedule(mma_tile), schedule(store_tile)
-        return {"load": lambda: load(gmem_ab, smem_ab), "mma": lambda: mma(smem_ab, smem_epi),
+        if pdl is not None:
+            load = _with_pdl(load_tile, None)
+        return {"load": lambda: load(gmem_ab, smem_ab, *(pdl or ())), "mma": lambda: mma(smem_ab, smem_epi),
                 "store": lambda: store(smem_epi, gmem_c)}
 
     def per_tile(body: Any) -> Any:
@@ -433,19 +446,45 @@ def _schedules(gmem_ab: GmemAB, smem_ab: SmemAB, smem_epi: SmemEpilogue, gmem_c:
         return tiles
 
     load, mma, store = per_tile(load_tile), per_tile(mma_tile), per_tile(store_tile)
-    return {"load": lambda: load(gmem_ab, smem_ab, wq), "mma": lambda: mma(smem_ab, smem_epi, wq),
+    if pdl is not None:
+        load = _with_pdl(load_tile, next_tile)
+    return {"load": lambda: load(gmem_ab, smem_ab, *(pdl or ()), wq), "mma": lambda: mma(smem_ab, smem_epi, wq),
             "store": lambda: store(smem_epi, gmem_c, wq)}
+
+
+def _with_pdl(load_tile: Any, next_tile: Any) -> Any:
+    """The load task's schedule under programmatic dependent launch: wait for the grid before this one (its
+    writes of A and B) before the first TMA load, and let the next grid launch once the last one is issued (its
+    blocks start as this grid's leave the SMs, instead of after this grid ends and the launch that follows)."""
+    if next_tile is None:
+        @schedule
+        def load(gmem_ab: Any, smem_ab: Any, pdl_wait: Any, pdl_launch: Any) -> None:
+            pdl_wait.wait_griddep()
+            load_tile(gmem_ab, smem_ab)
+            pdl_launch.launch_griddep()
+
+        return load
+
+    @schedule
+    def load_tiles(gmem_ab: Any, smem_ab: Any, pdl_wait: Any, pdl_launch: Any, wq: Any) -> None:
+        pdl_wait.wait_griddep()
+        with work_tile_loop(wq):
+            load_tile(gmem_ab, smem_ab)
+            next_tile(wq)
+        pdl_launch.launch_griddep()
+
+    return load_tiles
 
 
 def build(tile_m: int = 128, tile_n: int = 256, tile_k: int = 64, stages: int = 3, mma_warpgroups: int = 2,
           schedule: str = "cooperative", persistent: bool = True, cluster_m: int = 1, raster: str = "grouped",
           epilogue: str = "dedicated", dtype: str = "fp16", k_tiles: int = 4, swap_ab: bool = False,
-          per_warp_release: bool = False) -> Blueprint:
+          per_warp_release: bool = False, pdl: bool = False) -> Blueprint:
     """Fresh TS objects of one output tile's GEMM over ``k_tiles`` K tiles (CPU check)."""
     params = {"tile_m": tile_m, "tile_n": tile_n, "tile_k": tile_k, "stages": stages,
               "mma_warpgroups": mma_warpgroups, "schedule": schedule, "persistent": persistent,
               "cluster_m": cluster_m, "raster": raster, "epilogue": epilogue, "dtype": dtype, "swap_ab": swap_ab,
-              "per_warp_release": per_warp_release}
+              "per_warp_release": per_warp_release, "pdl": pdl}
     return make_tasks(params, k_tiles=k_tiles)
 
 

@@ -180,10 +180,12 @@ def launch(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream: cuda_driver.C
     kernel = _gemm_kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, _tiled_mma(p, dtype), params,
                           pipelines)
     block = (32 * block_warps(p), 1, 1)
+    # pdl: this grid may launch while the one before it on the stream still runs (its load warp waits for that
+    # grid before the first TMA load, and lets the next grid launch after its last one)
     if cutlass.const_expr(cm == 1):
-        kernel.launch(grid=grid, block=block, stream=stream)
+        kernel.launch(grid=grid, block=block, stream=stream, use_pdl=p["pdl"])
     else:
-        kernel.launch(grid=grid, block=block, cluster=(cm, 1, 1), stream=stream)
+        kernel.launch(grid=grid, block=block, cluster=(cm, 1, 1), stream=stream, use_pdl=p["pdl"])
 
 
 def _scheduler_params(p: dict[str, Any], tiles_m: int, tiles_n: int) -> Any:
