@@ -212,9 +212,9 @@ def _rates(row: dict[str, Any], flop_count: int) -> dict[str, Any]:
 PACKAGE = "package run()"
 
 
-def exported_package(design: Any, *, tuned: bool) -> Any:
+def exported_package(design: Any, *, tuned: bool, overrides: dict[str, Any] | None = None) -> Any:
     """The package a model would import, exported into a temporary folder: ``--tuned``'s dispatch for the design's
-    dtype, or the design itself."""
+    dtype (every rule's params updated by ``overrides``), or the design itself."""
     import importlib
     import tempfile
     from pathlib import Path
@@ -222,9 +222,11 @@ def exported_package(design: Any, *, tuned: bool) -> Any:
     from tslab.gpu.export import export
     from tslab.kernels.gemm_sm90_dispatch import tuned as tuned_dispatch
 
-    name = f"bench_gemm_{design.params['dtype']}" + ("_tuned" if tuned else "")
+    overrides = overrides or {}
+    name = (f"bench_gemm_{design.params['dtype']}" + ("_tuned" if tuned else "")
+            + "".join(f"_{key}_{value}" for key, value in overrides.items()))
     folder = Path(tempfile.mkdtemp(prefix="tslab-bench-"))
-    export(tuned_dispatch(design.params["dtype"]) if tuned else design, folder / name)
+    export(tuned_dispatch(design.params["dtype"], **overrides) if tuned else design, folder / name)
     sys.path.insert(0, str(folder))
     return importlib.import_module(name)
 

@@ -51,6 +51,13 @@ PYTEST=(python3 -m pytest -m gpu -p no:cacheprovider -o addopts="" -q)
 python3 -c "import xdist" 2>/dev/null && PYTEST+=(-n 8)
 case $1 in
   gemm)
+    # M = 320's 0.3-2.6% behind torch.mm in the loop while one isolated launch under ncu is ahead: the package's
+    # own call beside torch.mm back to back, from a CUDA graph, alone after an L2 flush, and the profiler's gaps;
+    # with programmatic dependent launch too (pdl=True: the next call's launch overlaps this one's tail), its
+    # GPU tests first (a chain of calls, each reading the one before's C)
+    step gemm-pdl-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm_pdl.py
+    step "gemm-between-calls-run$RUN" 150 python3 benchmarks/gemm_between_calls.py --dtypes bf16 fp16 --variant pdl=True \
+      --json "$OUT/gemm-between-calls-run$RUN.json"
     step gemm-one-tile-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm.py -k "one_tile or subtiled"
     for candidates in "64 swap_64x64_aliased swap_64x64_13" "128 decode_aliased" "192 swap_64x192_aliased" \
                       "256 pairs_aliased pingpong_128x128_pairs" "320 swap_128x160_aliased swap_128x160_subtiles" "384 coop_128x192 swap_128x192_aliased"; do

@@ -118,6 +118,8 @@ BY_M: tuple[tuple[int | dict[str, int] | None, dict[str, Any]], ...] = (
     ({"M": 4096, "N": 4096, "K": 4096}, SUBTILES), (None, {}))
 
 
-def tuned(dtype: str = "fp16") -> Dispatch:
-    """The measured dispatch by M for ``dtype`` ('fp16' or 'bf16'): export it with ``tslab.gpu.export``."""
-    return Dispatch(tuple((bound, gemm_sm90.design(**{**params, "dtype": dtype})) for bound, params in BY_M))
+def tuned(dtype: str = "fp16", **overrides: Any) -> Dispatch:
+    """The measured dispatch by M for ``dtype`` ('fp16' or 'bf16'): export it with ``tslab.gpu.export``;
+    ``overrides`` (e.g. ``pdl=True``) set a param of every rule's design."""
+    return Dispatch(tuple((bound, gemm_sm90.design(**{**params, **overrides, "dtype": dtype}))
+                          for bound, params in BY_M))
