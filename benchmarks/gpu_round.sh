@@ -7,6 +7,7 @@
 #                                           # with the sub-tiled epilogue's fourth stage (#37) beside its pick
 #   bash benchmarks/gpu_round.sh attention  # the tuned attention package on every issue shape, the full GPU tests
 #   BUDGET=540 RUN=2 bash benchmarks/gpu_round.sh gemm
+#   DTYPE=fp16 bash benchmarks/gpu_round.sh gemm between-calls   # the steps that take one dtype, in fp16 (bf16)
 #   bash benchmarks/gpu_round.sh gemm large # only the steps whose name holds "large" (a round that did not fit one call)
 #   bash benchmarks/gpu_round.sh gemm m320 m384 large   # the steps whose name holds any of these
 #   OUT=$OUT/g PACK=1 bash benchmarks/gpu_round.sh gemm dispatch   # on the device: one file, $OUT/g.tgz, comes back
@@ -56,8 +57,9 @@ case $1 in
     # with programmatic dependent launch too (pdl=True: the next call's launch overlaps this one's tail), its
     # GPU tests first (a chain of calls, each reading the one before's C)
     step gemm-pdl-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm_pdl.py
-    step "gemm-between-calls-run$RUN" 150 python3 benchmarks/gemm_between_calls.py --dtypes bf16 fp16 --variant pdl=True \
-      --json "$OUT/gemm-between-calls-run$RUN.json"
+    step "gemm-between-calls-run$RUN" 220 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
+      --variant pdl=True --shapes 64,8192,8192 128,8192,8192 256,8192,8192 320,8192,8192 384,8192,8192 \
+      4096,4096,4096 --json "$OUT/gemm-between-calls-run$RUN.json"
     step gemm-one-tile-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm.py -k "one_tile or subtiled"
     for candidates in "64 swap_64x64_aliased swap_64x64_13" "128 decode_aliased" "192 swap_64x192_aliased" \
                       "256 pairs_aliased pingpong_128x128_pairs" "320 swap_128x160_aliased swap_128x160_subtiles" "384 coop_128x192 swap_128x192_aliased"; do
@@ -128,6 +130,13 @@ case $1 in
       --json "$OUT/attention-late-pv-anchor-fp16-run$RUN.json"
     step attention-late-pv-stalls 150 env OUT="$OUT/stalls-late-pv" bash benchmarks/stall_reasons.sh attention \
       --causal --shape 4,2048,32 --param late_pv_wait=True
+    # programmatic dependent launch (pdl=True): the load warp waits for the grid before its first TMA load and
+    # lets the next grid launch after its last, so back to back the next call's launch overlaps this one's tail
+    # (quack's GEMMs launch so; flash-attn-4's forward does not); its GPU tests first (a chain of calls)
+    step attention-pdl-tests 200 "${PYTEST[@]}" tests/test_gpu_attention_pdl.py
+    step "attention-pdl-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 --head-dims 128 64 \
+      --causal no yes --peer fa4 --repeats 4 --no-package --variant pdl=True --variant pdl=True,late_pv_wait=True \
+      --shapes 4,2048,32 4,4096,32 --json "$OUT/attention-pdl-run$RUN.json"
     step "attention-tuned-run$RUN" 240 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
       --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-tuned-run$RUN.json"
     step "attention-wide-tile-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \

@@ -308,6 +308,7 @@ def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
     ({"kv_stages": 0}, "param 'kv_stages'"),
     ({"causal": 1}, "param 'causal'.*not a bool"),
     ({"late_pv_wait": "yes"}, "param 'late_pv_wait'.*not a bool"),
+    ({"pdl": 1}, "param 'pdl'.*not a bool"),
     ({"epilogue": "aliased", "persistent": True}, "param 'epilogue'.*persistent=True"),
     ({"q_stages": 3}, "param 'q_stages'.*not 1 or 2"),
     ({"causal_order": "lpt"}, "param 'causal_order'"),
@@ -316,3 +317,19 @@ def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
 def test_invalid_params_name_the_param(params, match):
     with pytest.raises(DesignError, match=match):
         attn.build(**params)
+
+
+@pytest.mark.parametrize("strategy", ["auto", "ts"])
+@pytest.mark.parametrize("params", [{}, {"causal": True}, {"persistent": True, "q_stages": 2}, attn.THREE_WARPGROUPS],
+                         ids=["default", "causal", "persistent", "three-warpgroups"])
+def test_pdl_waits_for_the_grid_before_the_first_load_and_lets_the_next_launch_after_the_last(params, strategy):
+    """``pdl=True``: the load task waits for the grid before it ahead of its first TMA load of Q, K or V and lets the
+    next grid launch after its last; TS checks the wait precedes every load (its PDL wiring) and that no interleaving
+    launches the next grid before the wait (its PDL order)."""
+    d = attn.design(**params, pdl=True)
+    assert tslab.check(d, strategy=strategy).status == "SAFE"
+    steps = d.schedule("LoadTask")
+    assert steps[0][:4] == ("pdl_wait", "ConsumerWork", "Head", "wait_griddep")
+    assert steps[-1][:4] == ("pdl_launch", "ProducerWork", "Tail", "launch_griddep")
+    assert {"pdl_wait", "pdl_launch"} <= set(d.resources())
+    assert not {"pdl_wait", "pdl_launch"} & set(attn.design(**params).resources())

@@ -179,3 +179,19 @@ def test_poly_exp2_moves_every_kth_exp2_off_mufu(params, every):
     assert body["FFMA"] >= scores + 3 * moved, dict(body)
     if p["causal"]:
         assert body["FSEL"] >= scores + moved, dict(body)  # the mask's select a score, and the cubic's zero
+
+
+def test_pdl_waits_before_the_first_tma_load_and_launches_dependents_after_the_last():
+    """pdl=True: the SASS waits for the grid before (ACQBULK, griddepcontrol.wait) once, ahead of every TMA load
+    (UTMALDG), and lets the next grid launch (PREEXIT) once, after the last; without it, neither is there."""
+    from tests.sass import instructions
+
+    def order(params: dict) -> list[str]:
+        ins, _ = instructions(_compile(params)["cubin"])
+        return [op for op in (next((o for o in ("ACQBULK", "PREEXIT", "UTMALDG") if o in i), None) for i in ins) if op]
+
+    ops = order({"pdl": True, "causal": True})
+    assert ops.count("ACQBULK") == 1 and ops.count("PREEXIT") == 1, ops
+    loads = [i for i, op in enumerate(ops) if op == "UTMALDG"]
+    assert ops.index("ACQBULK") < loads[0] and ops.index("PREEXIT") > loads[-1], ops
+    assert not {"ACQBULK", "PREEXIT"} & set(order({"causal": True}))

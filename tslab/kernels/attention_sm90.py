@@ -85,7 +85,13 @@ from __future__ import annotations
 from typing import Any
 
 from cutlass import pipeline
-from cutlass.experimental.task_scheduling.resources import MemoryResource, PipelineConfig, WorkQueue
+from cutlass.experimental.task_scheduling.resources import (
+    MemoryResource,
+    PdlLaunchBarrier,
+    PdlWaitBarrier,
+    PipelineConfig,
+    WorkQueue,
+)
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
@@ -111,7 +117,7 @@ PARAMS: dict[str, Any] = {
     "head_dim": 128, "dtype": "bf16", "causal": False, "wg_rows": 64, "tile_n": 128, "kv_stages": 4,
     "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
     "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "per_warp_release": False,
-    "rescale_under_qk": False, "poly_exp2": 0, "epilogue_warps": 3, "late_pv_wait": False,
+    "rescale_under_qk": False, "poly_exp2": 0, "epilogue_warps": 3, "late_pv_wait": False, "pdl": False,
     "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
@@ -247,7 +253,7 @@ def validate(params: dict[str, Any]) -> None:
     if p["q_stages"] == 2 and p["epilogue"] == "aliased":
         raise bad("q_stages", "q_stages=2 with epilogue='aliased': O is staged over Q's bytes, which the next "
                   "tile's Q would fill", "use q_stages=1 with epilogue='aliased'")
-    for flag in ("turn_after_v", "per_warp_release", "rescale_under_qk", "late_pv_wait"):
+    for flag in ("turn_after_v", "per_warp_release", "rescale_under_qk", "late_pv_wait", "pdl"):
         if not isinstance(p[flag], bool):
             raise bad(flag, f"{flag}={p[flag]!r} is not a bool", "use True or False")
     if p["turn_after_v"] and (p["schedule"] != "pingpong" or not p["overlap"]):
@@ -364,8 +370,9 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
                          cta_layout_vmnk=None))
              for k in range((1 if warpgroups == 2 else warpgroups) if pingpong else 0)]
     trips = kv_tiles if geo is None else AttentionTask.get_domain
+    pdl = (PdlWaitBarrier(name="pdl_wait"), PdlLaunchBarrier(name="pdl_launch")) if p["pdl"] else ()
     sched = _Schedules(overlap=p["overlap"], trips=trips, wq=wq, turn_after_v=p["turn_after_v"], causal=p["causal"],
-                       rescale_under_qk=p["rescale_under_qk"])
+                       rescale_under_qk=p["rescale_under_qk"], pdl=pdl)
     caches = gpu.get("caches") or (None,) * warpgroups
     regs = REGISTERS[warpgroups]
     if pingpong:
@@ -387,7 +394,7 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
                                    num_registers=regs["mma"], geo=geo, ext=ext, cache=caches[0],
                                    schedule=sched.mma(smem_q, smem_kv, smem_o, gmem_lse, (), None))]
     tasks = [
-        AttentionTask(name="LoadTask", src_resources=[*queue], dst_resources=[smem_q, smem_kv],
+        AttentionTask(name="LoadTask", src_resources=[*pdl[:1], *queue], dst_resources=[smem_q, smem_kv, *pdl[1:]],
                       warp_idx=load_warp, num_warps=1, num_registers=regs["other"], geo=geo, ext=ext,
                       schedule=sched.load(smem_q, smem_kv)),
         *mma_tasks,
@@ -399,8 +406,8 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
         tasks.append(Task(name="ParkTask", src_resources=[], dst_resources=[],
                           warp_idx=load_warp + 1 + p["epilogue_warps"], num_warps=parked, num_registers=regs["other"],
                           schedule=schedule(_park)()))
-    graph = {smem_q: [*queue], smem_kv: [*queue], smem_o: [smem_q, smem_kv, *queue],
-             gmem_lse: [smem_q, smem_kv], gmem_o: [smem_o, *queue]}
+    graph = {smem_q: [*pdl[:1], *queue], smem_kv: [*pdl[:1], *queue], smem_o: [smem_q, smem_kv, *queue],
+             gmem_lse: [smem_q, smem_kv], gmem_o: [smem_o, *queue], **{launch: [] for launch in pdl[1:]}}
     for turn in turns:
         graph[turn] = [smem_kv]
     aliases = [[["q_buf"], ["o_buf"]]] if p["epilogue"] == "aliased" else []
@@ -412,24 +419,36 @@ class _Schedules:
     """Each task's schedule (fresh per call): one tile's body, inside the WorkQueue's tile loop when persistent."""
 
     def __init__(self, *, overlap: bool, trips: Any, wq: WorkQueue | None, turn_after_v: bool = False,
-                 causal: bool = False, rescale_under_qk: bool = False) -> None:
+                 causal: bool = False, rescale_under_qk: bool = False, pdl: tuple = ()) -> None:
         self.overlap, self.trips, self.wq, self.turn_after_v = overlap, trips, wq, turn_after_v
-        self.causal, self.rescale_under_qk = causal, rescale_under_qk
+        self.causal, self.rescale_under_qk, self.pdl = causal, rescale_under_qk, pdl
 
-    def _tiles(self, body: Any, *resources: MemoryResource) -> Any:
-        if self.wq is None:
+    def _tiles(self, body: Any, *resources: MemoryResource, pdl: tuple = ()) -> Any:
+        """``body`` over one tile, or in the WorkQueue's tile loop; with ``pdl`` (the PDL wait and launch barriers)
+        the wait for the grid before comes first and the next grid's launch last, once each around the loop."""
+        if self.wq is None and not pdl:
             return schedule(body)(*resources)
+        wq = [self.wq] if self.wq is not None else []
 
         def tiles(*proxies: Any) -> None:
-            *res, wq = proxies
-            with work_tile_loop(wq):
+            res = proxies[:len(resources)]
+            wait, launch = proxies[len(resources):len(resources) + len(pdl)] or (None, None)
+            if wait is not None:
+                wait.wait_griddep()
+            if wq:
+                queue = proxies[-1]
+                with work_tile_loop(queue):
+                    body(*res)
+                    queue.wait()
+                    queue.get_and_advance_work_tile()
+                    queue.release()
+            else:
                 body(*res)
-                wq.wait()
-                wq.get_and_advance_work_tile()
-                wq.release()
+            if launch is not None:
+                launch.launch_griddep()
 
         tiles.__name__ = body.__name__
-        return schedule(tiles)(*resources, self.wq)
+        return schedule(tiles)(*resources, *pdl, *wq)
 
     def load(self, smem_q: SmemQ, smem_kv: SmemKV) -> Any:
         overlap, trips = self.overlap, self.trips
@@ -454,7 +473,7 @@ class _Schedules:
                     load_kv(kv, "K")
                     load_kv(kv, "V")
 
-        return self._tiles(load_tile, smem_q, smem_kv)
+        return self._tiles(load_tile, smem_q, smem_kv, pdl=self.pdl)
 
     def mma(self, smem_q: SmemQ, smem_kv: SmemKV, smem_o: SmemO, gmem_lse: GmemLse, turns: tuple[MmaTurn, ...],
             role: str | None) -> Any:

@@ -42,12 +42,13 @@ BY_SEQLEN_K: dict[int, tuple[tuple[bool, int | None, dict[str, Any]], ...]] = {
 }
 
 
-def tuned(dtype: str = "bf16", head_dim: int = 128) -> Dispatch:
+def tuned(dtype: str = "bf16", head_dim: int = 128, **overrides: Any) -> Dispatch:
     """The measured dispatch by causal and seqlen_k for ``dtype`` ('fp16' or 'bf16') and ``head_dim`` (64 or
-    128): export it with ``tslab.gpu.export`` (``tslab export attention_sm90 --tuned``)."""
+    128): export it with ``tslab.gpu.export`` (``tslab export attention_sm90 --tuned``); ``overrides`` (e.g.
+    ``pdl=True``) set a param of every rule's design."""
     if head_dim not in BY_SEQLEN_K:
         raise DesignError("input", "attention_sm90 tuned dispatch", f"head_dim={head_dim!r} has no measured table",
                           f"pass one of {', '.join(map(str, BY_SEQLEN_K))}")
-    return Dispatch(tuple((bound, attention_sm90.design(**{**params, "causal": causal, "dtype": dtype,
+    return Dispatch(tuple((bound, attention_sm90.design(**{**params, **overrides, "causal": causal, "dtype": dtype,
                                                              "head_dim": head_dim}))
                           for causal, bound, params in BY_SEQLEN_K[head_dim]), key="seqlen_k")

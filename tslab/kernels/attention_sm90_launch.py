@@ -161,7 +161,9 @@ def launch(q: cute.Tensor, k: cute.Tensor, v: cute.Tensor, o: cute.Tensor, lse: 
         grid = StaticPersistentTileScheduler.get_grid_shape(_scheduler_params(m_blocks, heads, batch), p["sms"])
     kernel = _attention_kernel(tma_q, tma_q_tensor, tma_k, tma_k_tensor, tma_v, tma_v_tensor, tma_o, tma_o_tensor,
                                lse, scale * LOG2_E, mma_qk, mma_pv, params, pipelines)
-    kernel.launch(grid=grid, block=(32 * block_warps(p), 1, 1), stream=stream)
+    # pdl: this grid may launch while the one before it on the stream still runs (its load warp waits for that
+    # grid before the first TMA load, and lets the next grid launch after its last one)
+    kernel.launch(grid=grid, block=(32 * block_warps(p), 1, 1), stream=stream, use_pdl=p["pdl"])
 
 
 def launch_constants(params: dict[str, Any], launch_options: dict[str, Any], sms: int, pipelines: tuple = ()) -> tuple:
