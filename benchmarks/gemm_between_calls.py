@@ -178,6 +178,9 @@ def measure(shape: tuple[int, int, int], short: str, packages: dict[str, Any], *
     if "trace" in modes:
         for name, fn in fns.items():
             out[name]["trace"] = trace(fn, sets, iterations)
+    # the graphs go before their workspaces and before the interpreter's exit (one run aborted in free() at exit)
+    torch.cuda.synchronize()
+    graphs.clear()
     return out
 
 

@@ -60,6 +60,12 @@ case $1 in
     step "gemm-between-calls-run$RUN" 220 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
       --variant pdl=True --shapes 64,8192,8192 128,8192,8192 256,8192,8192 320,8192,8192 384,8192,8192 \
       4096,4096,4096 --json "$OUT/gemm-between-calls-run$RUN.json"
+    # M = 320 alone after an L2 flush: 0.91-0.96x torch.mm where M = 256 and 384 are level (the weights from HBM,
+    # an L2 of dirty lines); Nsight Compute on that launch, beside cuBLAS's, with M = 256 to compare
+    for m in 320 256; do
+      step "gemm-m$m-cold-stalls" 150 env OUT="$OUT/stalls-m$m-cold" bash benchmarks/stall_reasons.sh gemm \
+        --gemm "$m,8192,8192" --dirty-l2
+    done
     step gemm-one-tile-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm.py -k "one_tile or subtiled"
     for candidates in "64 swap_64x64_aliased swap_64x64_13" "128 decode_aliased" "192 swap_64x192_aliased" \
                       "256 pairs_aliased pingpong_128x128_pairs" "320 swap_128x160_aliased swap_128x160_subtiles" "384 coop_128x192 swap_128x192_aliased"; do

@@ -9,7 +9,11 @@ package of the design the tuned dispatch picks for that M, and torch.mm (cuBLAS,
 
     python benchmarks/stall_reasons.py --which tslab fa4 [--shape 4,4096,32] [--head-dim 128] [--causal]
         [--param NAME=VALUE ...]
-    python benchmarks/stall_reasons.py --gemm 320,8192,8192 --which tslab torch
+    python benchmarks/stall_reasons.py --gemm 320,8192,8192 --which tslab torch [--dirty-l2]
+
+``--dirty-l2`` writes 256 MB before each profiled launch (outside the range), so the launch meets an L2 full of dirty
+lines and its operands in HBM, as a layer's kernel does after the kernels before it (``benchmarks/gemm_between_calls
+.py``'s "alone" timing); ``stall_reasons.sh`` then leaves ncu's own cache flush (an invalidation) off.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--param", action="append", default=[], help="a design param of tslab's, NAME=VALUE")
     parser.add_argument("--gemm", help="M,N,K: profile the GEMM package's pick and torch.mm instead")
+    parser.add_argument("--dirty-l2", action="store_true",
+                        help="write 256 MB before each profiled launch (run under ncu --cache-control none)")
     args = parser.parse_args(argv)
     calls = gemm_calls(args) if args.gemm else attention_calls(args)
 
@@ -44,7 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(3):
             call()
     torch.cuda.synchronize()
+    dirt = torch.empty(256 << 20, dtype=torch.uint8, device="cuda") if args.dirty_l2 else None
     for name, call in calls.items():
+        if dirt is not None:
+            dirt.fill_(1)
+            torch.cuda.synchronize()
         torch.cuda.profiler.start()
         call()
         torch.cuda.synchronize()

@@ -21,8 +21,11 @@ mkdir -p "$OUT"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
 [[ -x $NCU ]] || { echo "no ncu on this machine" >&2; exit 3; }
 "$NCU" --version | tail -1
+# --dirty-l2 (stall_reasons.py) wants the L2 as the script leaves it: ncu's own flush off
+cache=all
+for arg in "$@"; do [[ $arg == --dirty-l2 ]] && cache=none; done
 for name in "${who[@]}"; do
-  "$NCU" --clock-control none --profile-from-start off --set full --import-source no -f -o "$OUT/$name" \
+  "$NCU" --clock-control none --cache-control "$cache" --profile-from-start off --set full --import-source no -f -o "$OUT/$name" \
     python3 benchmarks/stall_reasons.py --which "$name" "$@" 2>&1 | grep -v "^==PROF==" | tail -5
   "$NCU" -i "$OUT/$name.ncu-rep" --page source --csv --print-source sass > "$OUT/$name-sass.csv"
   "$NCU" -i "$OUT/$name.ncu-rep" --page details --csv > "$OUT/$name-details.csv"
