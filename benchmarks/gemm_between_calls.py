@@ -10,7 +10,9 @@ holds. Each contestant is timed in the same rounds on the same rotating workspac
 - ``isolated``: one call at a time after an L2 flush and a spin on the stream, events around that call alone (no
   overlap with a neighbour, no launch gap);
 - ``trace``: ``torch.profiler``'s kernel records of a back-to-back loop: each kernel's own duration and the gap from
-  one kernel's end to the next one's start (negative: the two overlapped), and the kernels' names.
+  one kernel's end to the next one's start (negative: the two overlapped), and the kernels' names;
+- ``trace-alone``: the same records of the ``isolated`` sequence (flush, spin, call): the call's kernel's duration
+  there, and the gap from the spin's end to its start (what a launch waiting in the queue costs before it runs).
 
     python benchmarks/gemm_between_calls.py [--shapes 320,8192,8192 ...] [--dtypes bf16 fp16] [--json out.json]
         [--variant pdl=True]   # also the package exported with this param over every rule's
@@ -34,7 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SHAPES = [(256, 8192, 8192), (320, 8192, 8192), (384, 8192, 8192)]
-MODES = ("loop", "graph", "isolated", "trace")
+MODES = ("loop", "graph", "isolated", "trace", "trace-alone")
 #: Bytes written to evict L2 before an isolated call (over twice the H100's and H200's 50 MB).
 FLUSH_BYTES = 256 << 20
 
@@ -120,13 +122,63 @@ def trace(fn: Callable[..., Any], sets: list[tuple], iterations: int) -> dict[st
         for i in range(iterations):
             fn(*sets[i % len(sets)])
         torch.cuda.synchronize()
-    kernels = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
-                     key=lambda e: e.time_range.start)
+    kernels = _kernels(prof)
     spans = [(e.time_range.start, e.time_range.end) for e in kernels]
     gaps = [b[0] - a[1] for a, b in itertools.pairwise(spans)]
     return {"kernels": len(spans), "names": sorted({e.name[:90] for e in kernels}),
             "duration_us": statistics.median(b - a for a, b in spans) if spans else None,
             "gap_us": statistics.median(gaps) if gaps else None, "min_gap_us": min(gaps) if gaps else None}
+
+
+def _kernels(prof: Any) -> list[Any]:
+    import torch
+
+    return sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                  key=lambda e: e.time_range.start)
+
+
+def trace_alone(fn: Callable[..., Any], sets: list[tuple], iterations: int, flush: Any) -> dict[str, Any]:
+    """The ``isolated`` sequence (flush, spin, call) as the profiler saw it: the call's kernels' median duration and
+    the median gap from the spin's end to the call's first kernel's start."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    def prelude() -> None:
+        flush.zero_()
+        torch.cuda._sleep(100_000)
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        prelude()
+        torch.cuda.synchronize()
+    theirs = {e.name for e in _kernels(prof)}  # the flush's and the spin's kernels
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for i in range(iterations):
+            prelude()
+            fn(*sets[i % len(sets)])
+        torch.cuda.synchronize()
+    records = [(e.name, e.time_range.start, e.time_range.end) for e in _kernels(prof)]
+    durations, gaps = calls_after_prelude(records, theirs)
+    return {"calls": len(durations), "duration_us": statistics.median(durations) if durations else None,
+            "launch_gap_us": statistics.median(gaps) if gaps else None}
+
+
+def calls_after_prelude(records: list[tuple[str, float, float]], prelude: set[str]) -> tuple[list[float], list[float]]:
+    """From kernel records ``(name, start, end)`` in start order, where each call follows kernels named in
+    ``prelude``: each call's span (its first kernel's start to its last one's end) and the gap from the prelude's
+    last kernel's end to the call's start."""
+    spans, gaps, last_end, call = [], [], None, []
+    for record in [*records, None]:
+        if record is None or record[0] in prelude:
+            if call and last_end is not None:  # a call ends where the next prelude (or the records) begins
+                spans.append(call[-1][2] - call[0][1])
+                gaps.append(call[0][1] - last_end)
+            call = []
+            if record is not None:
+                last_end = record[2]
+        else:
+            call.append(record)
+    return spans, gaps
 
 
 def contestants(packages: dict[str, Any]) -> dict[str, Callable[..., Any]]:
@@ -178,6 +230,10 @@ def measure(shape: tuple[int, int, int], short: str, packages: dict[str, Any], *
     if "trace" in modes:
         for name, fn in fns.items():
             out[name]["trace"] = trace(fn, sets, iterations)
+    if "trace-alone" in modes:
+        flush = flush if flush is not None else torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+        for name, fn in fns.items():
+            out[name]["trace_alone"] = trace_alone(fn, sets, iterations, flush)
     # the graphs go before their workspaces and before the interpreter's exit (one run aborted in free() at exit)
     torch.cuda.synchronize()
     graphs.clear()
@@ -204,6 +260,10 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
             if t:
                 print(f"{'':23} {name} trace: kernel {t['duration_us']:.2f} us, gap {t['gap_us']:.2f} us "
                       f"(min {t['min_gap_us']:.2f}), {t['kernels']} kernels: {', '.join(t['names'])}")
+            t = r[name].get("trace_alone")
+            if t and t["calls"]:
+                print(f"{'':23} {name} alone: kernel {t['duration_us']:.2f} us, "
+                      f"{t['launch_gap_us']:.2f} us from the spin's end to its start ({t['calls']} calls)")
 
 
 def main(argv: list[str] | None = None) -> int:
