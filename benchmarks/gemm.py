@@ -223,9 +223,9 @@ def exported_package(design: Any, *, tuned: bool, overrides: dict[str, Any] | No
     from tslab.kernels.gemm_sm90_dispatch import tuned as tuned_dispatch
 
     overrides = overrides or {}
-    name = (f"bench_gemm_{design.params['dtype']}" + ("_tuned" if tuned else "")
-            + "".join(f"_{key}_{value}" for key, value in overrides.items()))
-    folder = Path(tempfile.mkdtemp(prefix="tslab-bench-"))
+    folder = Path(tempfile.mkdtemp(prefix="tslab_bench_"))
+    # a module name of its own (the folder's): packages of different designs are imported side by side
+    name = f"bench_gemm_{design.params['dtype']}" + ("_tuned" if tuned else "") + f"_{folder.name}"
     export(tuned_dispatch(design.params["dtype"], **overrides) if tuned else design, folder / name)
     sys.path.insert(0, str(folder))
     return importlib.import_module(name)

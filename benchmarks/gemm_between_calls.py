@@ -16,6 +16,7 @@ holds. Each contestant is timed in the same rounds on the same rotating workspac
 
     python benchmarks/gemm_between_calls.py [--shapes 320,8192,8192 ...] [--dtypes bf16 fp16] [--json out.json]
         [--variant pdl=True]   # also the package exported with this param over every rule's
+        [--design swap_128x160_aliased]   # also a package of this one dispatch candidate, at every shape
 
 ``pdl=True`` launches each kernel with programmatic dependent launch: its load warp waits for the grid before it
 (``griddepcontrol.wait``) before the first TMA load and lets the next grid launch after its last one, so back to back
@@ -273,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", nargs="*", default=list(MODES), choices=MODES)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--design", action="append", default=[],
+                        help="also time a package of this one gemm_sm90_dispatch.CANDIDATES design (runtime extents)")
     parser.add_argument("--variant", action="append", default=[],
                         help="also time the package exported with these params over every rule's, e.g. pdl=True")
     parser.add_argument("--json", help="write every row here")
@@ -282,6 +285,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from tslab.gpu.device import device
     from tslab.kernels import gemm_sm90
+    from tslab.kernels.gemm_sm90_dispatch import CANDIDATES
+
+    unknown = [name for name in args.design if name not in CANDIDATES]
+    if unknown:
+        parser.error(f"--design {unknown[0]}: not a dispatch candidate; one of {', '.join(CANDIDATES)}")
 
     shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else SHAPES
     print(f"device: {device()}", flush=True)
@@ -291,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
         packages = {"package": exported_package(design, tuned=True)}
         for label in args.variant:
             packages[f"package {label}"] = exported_package(design, tuned=True, overrides=_params(label.split(",")))
+        for name in args.design:
+            one = gemm_sm90.design(**{**CANDIDATES[name], "dtype": short})
+            packages[f"package {name}"] = exported_package(one, tuned=False)
         for shape in shapes:
             row = {"dtype": short, "shape": shape, **measure(shape, short, packages, repeats=args.repeats,
                                                               iterations=args.iterations, modes=tuple(args.modes))}

@@ -60,6 +60,11 @@ case $1 in
     step "gemm-between-calls-run$RUN" 220 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
       --variant pdl=True --shapes 64,8192,8192 128,8192,8192 256,8192,8192 320,8192,8192 384,8192,8192 \
       4096,4096,4096 --json "$OUT/gemm-between-calls-run$RUN.json"
+    # M = 320's candidates, each a package of its own, beside the package and torch.mm in every mode (trace-alone:
+    # the kernel's duration after the flush and the gap from the spin's end to its start)
+    step "gemm-m320-designs-run$RUN" 220 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
+      --shapes 320,8192,8192 --design swap_128x160_aliased --design swap_128x160_single \
+      --design coop_128x192_aliased --design swap_128x192_aliased --json "$OUT/gemm-m320-designs-run$RUN.json"
     # M = 320 alone after an L2 flush: 0.91-0.96x torch.mm where M = 256 and 384 are level (the weights from HBM,
     # an L2 of dirty lines); Nsight Compute on that launch, beside cuBLAS's, with M = 256 to compare
     for m in 320 256; do

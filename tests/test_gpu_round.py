@@ -31,6 +31,8 @@ def test_every_gemm_candidate_it_times_is_in_the_catalog_and_safe():
     assert [int(m) for m, _ in groups] == [64, 128, 192, 256, 320, 384]
     names = [name for _, names in groups for name in names.split()]
     names += re.findall(r"--variant ([a-z0-9_]+)(?![\w=,])", _round_text())  # the large shapes' candidates
+    names += re.findall(r"--design ([a-z0-9_]+)", _round_text())  # gemm_between_calls.py's packages of one design
+    assert "swap_128x160_single" in names
     assert "subtiles" in names
     assert names and set(names) <= set(CANDIDATES), set(names) - set(CANDIDATES)
     for name in names:
