@@ -105,3 +105,48 @@ def test_the_tile_the_checker_leaves_out_deadlocks():
     verdict = tslab.check(_design(None, None, drain_reads=False))
     assert verdict.status == "DEADLOCK"
     assert "LoadTask" in verdict.text()
+
+
+def test_an_edit_keeps_the_steps_a_skipped_tile_skips():
+    """Skippable steps outside the K loop are TS's skippable head slots, which plain steps cannot spell: an edit of
+    the task that leaves them in place keeps them skippable (before, an edit made them run on every tile)."""
+    warp = pipeline.CooperativeGroup(pipeline.Agent.Thread, 32)
+    ring = Slots(name="ring", pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
+        num_stages=2, producer_group=warp, consumer_group=warp, cta_layout_vmnk=None))
+    wq = WorkQueue(tile_scheduler_config=None, name="work_queue")
+
+    def tiles(body):
+        @schedule
+        def per_tile(ring, wq):
+            with work_tile_loop(wq, skip_if=even_tiles) as tile:
+                with tile.skippable():
+                    body(ring)
+                    with domain_loop(0, 2, 1):
+                        body(ring)
+                wq.wait()
+                wq.get_and_advance_work_tile()
+                wq.release()
+        return per_tile
+
+    def load(ring):
+        ring.acquire()
+        ring.fill()
+        ring.commit()
+
+    def drain(ring):
+        ring.wait()
+        ring.read()
+        ring.release()
+
+    design = tslab.Design.from_tasks(
+        [Task(name="LoadTask", src_resources=[wq], dst_resources=[ring], warp_idx=1, num_warps=1,
+              schedule=tiles(load)(ring, wq)),
+         Task(name="DrainTask", src_resources=[ring, wq], dst_resources=[], warp_idx=0, num_warps=1,
+              schedule=tiles(drain)(ring, wq))], {ring: [wq]}, name="skipping_heads")
+
+    def skipped(d: tslab.Design) -> int:
+        return len(next(t for t in d.lower().blueprint.tasks if t.name == "LoadTask").skippable_head_slots)
+
+    assert skipped(design) == 3
+    edited = design.with_schedule("LoadTask", design.schedule("LoadTask"))
+    assert skipped(edited) == 3 and tslab.check(edited).status == "SAFE"
