@@ -19,7 +19,7 @@ from . import mime, pipeline_fields, pipeline_groups
 from .blueprint import Blueprint, Lowered, lower
 from .registry import kernel_module
 from .schema import validate_design_document
-from .steps import Step, normalize_steps, steps_from_task, work_kwargs_from_task
+from .steps import Step, normalize_steps, steps_from_task, tile_loop_from_task, work_kwargs_from_task
 from .ts_lock import TS_LOCK
 
 FORMAT_VERSION = 1
@@ -336,6 +336,7 @@ class Design:
                 "tasks": [t.name for t in bp.tasks],
                 "schedules": {t.name: steps_from_task(t, bp.conditions()) for t in bp.tasks},
                 "work_kwargs": {t.name: work_kwargs_from_task(t) for t in bp.tasks},
+                "tile_loops": {t.name: tile_loop_from_task(t) for t in bp.tasks},
                 "allocations": allocs,
                 "alias_groups": low.smem_alias_names,
                 "stages": {n: _offered_stages(r) for n, r in resources.items()},
@@ -377,6 +378,13 @@ class Design:
             raise DesignError("input", f"task '{task}'", "no task of that name in this design",
                               did_you_mean(task, list(schedules)))
         return list(schedules[task])
+
+    def tile_loop(self, task: str) -> dict[str, Any] | None:
+        """Where ``task``'s steps sit around its work-tile loop, by their index in :meth:`schedule` (run once before
+        it, once after it, skipped with a skipped tile), and its WorkQueue; None for a task without a work-tile loop
+        (gemm_sm90 with ``pdl=True``: ``{"work_queue": "work_queue", "before": [0], "after": [8], ...}``)."""
+        self.schedule(task)  # names the task, or raises
+        return copy.deepcopy(self._info()["tile_loops"][task])
 
     def work_kwargs(self, task: str) -> dict[int, dict[str, Any]]:
         """The compile-time keyword arguments TS passes to ``task``'s work steps, by the step's index in

@@ -107,6 +107,37 @@ def work_kwargs_from_task(task: Any) -> dict[int, dict[str, Any]]:
     return out
 
 
+def tile_loop_from_task(task: Any) -> dict[str, Any] | None:
+    """Where a persistent task's steps sit around its work-tile loop, by the step's index in :func:`steps_from_task`'s
+    list, which plain steps cannot say: ``{"work_queue": name, "skip_if": name or None, "before": [...], "after":
+    [...], "skippable": [...]}`` (run once before the loop, once after it, skipped with a skipped tile); None for a
+    task without a work-tile loop."""
+    if not getattr(task, "is_persistent", False):
+        return None
+    queue = next((r.name for r in (*task.src_resources, *task.dst_resources) if type(r).__name__ == "WorkQueue"),
+                 None)
+    slots = {name: set(getattr(task, name, ())) for name in (
+        "pre_work_loop_head_slots", "post_work_loop_tail_slots", "skippable_head_slots", "skippable_tail_slots")}
+    out: dict[str, Any] = {"work_queue": queue, "before": [], "after": [], "skippable": [],
+                           "skip_if": _callable_name(task.skip_if) if getattr(task, "skip_if", None) else None}
+    entries = [(section, entry) for section, listed in (("Head", task.head_schedule_list),
+                                                        ("Loop", task.loop_schedule_list),
+                                                        ("Tail", task.tail_schedule_list)) for entry in listed]
+    for index, (section, (resource, stage, call, *_)) in enumerate(entries):
+        key = (id(resource), stage, call)
+        if section == "Head" and key in slots["pre_work_loop_head_slots"]:
+            out["before"].append(index)
+        elif section == "Tail" and key in slots["post_work_loop_tail_slots"]:
+            out["after"].append(index)
+        elif key in slots["skippable_head_slots" if section == "Head" else "skippable_tail_slots"]:
+            out["skippable"].append(index)
+    return out
+
+
+def _callable_name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
 def kwargs_text(kwargs: dict[str, Any] | None) -> str:
     """Keyword arguments as a call spells them: ``{"group": 1}`` -> ``group=1``."""
     return ", ".join(f"{name}={value!r}" for name, value in (kwargs or {}).items())

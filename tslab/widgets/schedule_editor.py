@@ -98,7 +98,7 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
     def code(self, task: str) -> str:
         """The ``@schedule`` function of ``task`` as the editor shows it."""
         return schedule_code(task, self._design.schedule(task), self._loops().get(task, (0, 1, 1)),
-                             self._design.work_kwargs(task))
+                             self._design.work_kwargs(task), self._design.tile_loop(task))
 
     def load(self, design: Design) -> None:
         """Show ``design`` (e.g. after a revert) without re-checking or notifying listeners."""

@@ -1,0 +1,123 @@
+"""The code view's ``@schedule`` function, run through TS's schedule builder, gives back the task it was read from
+(tasks whose work calls pass no data between them; the view leaves those arguments to the reader): the same head,
+loop and tail steps, and for a persistent task the same work-tile loop, with the steps that run once before or after
+it (the PDL wait and launch) outside it."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from cutlass.experimental.task_scheduling.resources import MemoryResource
+from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
+from cutlass.experimental.task_scheduling.task import Task
+
+from tslab.kernels import attention_sm90, gemm_sm90
+from tslab.widgets.schedule_code import schedule_code
+
+
+def _rebuilt(design, name: str) -> Task:
+    """``name``'s code view executed and built into a TS Task over the design's own resources."""
+    task = next(t for t in design.lower().blueprint.tasks if t.name == name)
+    code = schedule_code(name, design.schedule(name), (task.domain_start, task.domain, task.step),
+                         design.work_kwargs(name), design.tile_loop(name))
+    namespace = {"schedule": schedule, "domain_loop": domain_loop, "work_tile_loop": work_tile_loop,
+                 "MemoryResource": MemoryResource}
+    exec(compile(code, f"<{name} code view>", "exec"), namespace)
+    fn = next(v for k, v in namespace.items() if k.endswith("_schedule"))
+    by_name = {r.name: r for r in (*task.src_resources, *task.dst_resources)}
+    params = inspect.signature(fn.__wrapped__ if hasattr(fn, "__wrapped__") else fn).parameters
+    result = fn(*[by_name[p] for p in params])
+    return task, Task(name=name, src_resources=task.src_resources, dst_resources=task.dst_resources,
+                      warp_idx=task.warp_idx, num_warps=task.num_warps, num_registers=task.num_registers,
+                      schedule=result)
+
+
+def _shape(task: Task) -> dict:
+    names = {id(r): r.name for r in (*task.src_resources, *task.dst_resources)}
+
+    def entries(listed):
+        return [(e[0].name, e[1].name, e[-1]) for e in listed]
+
+    def slots(name):
+        return sorted((names[res], stage.name, call) for res, stage, call in getattr(task, name))
+
+    return {"head": entries(task.head_schedule_list), "loop": entries(task.loop_schedule_list),
+            "tail": entries(task.tail_schedule_list), "persistent": task.is_persistent,
+            "before": slots("pre_work_loop_head_slots"), "after": slots("post_work_loop_tail_slots")}
+
+
+@pytest.mark.parametrize(("kernel", "params", "task"), [
+    (gemm_sm90, {"pdl": True}, "MmaTask"),
+    (gemm_sm90, {**gemm_sm90.PINGPONG, "pdl": True}, "MmaTask1"),
+    (attention_sm90, {"persistent": True, "q_stages": 2, "pdl": True}, "LoadTask"),
+    (attention_sm90, {"pdl": True}, "LoadTask"),
+    (attention_sm90, {"persistent": True, "q_stages": 2}, "EpilogueTask"),
+])
+def test_the_code_view_rebuilds_the_task_it_shows(kernel, params, task):
+    original, rebuilt = _rebuilt(kernel.design(**params), task)
+    assert _shape(rebuilt) == _shape(original)
+
+
+def test_a_persistent_load_task_runs_its_pdl_steps_outside_the_work_tile_loop():
+    d = gemm_sm90.design(pdl=True)
+    code = schedule_code("LoadTask", d.schedule("LoadTask"), (0, 4, 1), d.work_kwargs("LoadTask"),
+                         d.tile_loop("LoadTask"))
+    assert code.splitlines()[2:4] == ["    pdl_wait.wait_griddep()", "    with work_tile_loop(work_queue):"]
+    assert code.splitlines()[-1] == "    pdl_launch.launch_griddep()"
+
+
+def test_a_skipped_tiles_steps_come_back_in_skippable_blocks():
+    import cutlass.pipeline as pipeline
+    from cutlass.experimental.task_scheduling.resources import PipelineConfig, WorkQueue
+    from test_skip_agreement import Slots, even_tiles
+
+    import tslab
+
+    warp = pipeline.CooperativeGroup(pipeline.Agent.Thread, 32)
+    ring = Slots(name="ring", pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
+        num_stages=2, producer_group=warp, consumer_group=warp, cta_layout_vmnk=None))
+    wq = WorkQueue(tile_scheduler_config=None, name="work_queue")
+
+    def tiles(body):
+        @schedule
+        def per_tile(ring, wq):
+            with work_tile_loop(wq, skip_if=even_tiles) as tile:
+                with tile.skippable():
+                    body(ring)
+                    with domain_loop(0, 2, 1):
+                        body(ring)
+                wq.wait()
+                wq.get_and_advance_work_tile()
+                wq.release()
+        return per_tile
+
+    def load(ring):
+        ring.acquire()
+        ring.fill()
+        ring.commit()
+
+    def drain(ring):
+        ring.wait()
+        ring.read()
+        ring.release()
+
+    d = tslab.Design.from_tasks(
+        [Task(name="LoadTask", src_resources=[wq], dst_resources=[ring], warp_idx=1, num_warps=1,
+              schedule=tiles(load)(ring, wq)),
+         Task(name="DrainTask", src_resources=[ring, wq], dst_resources=[], warp_idx=0, num_warps=1,
+              schedule=tiles(drain)(ring, wq))], {ring: [wq]}, name="skipping_heads")
+    code = schedule_code("LoadTask", d.schedule("LoadTask"), (0, 2, 1), d.work_kwargs("LoadTask"),
+                         d.tile_loop("LoadTask"))
+    assert "    with work_tile_loop(work_queue, skip_if=even_tiles) as tile:  # skip_if: even_tiles" in code
+    assert "        with tile.skippable():\n            ring.acquire()" in code
+    assert "            with domain_loop(0, 2, 1):\n                ring.acquire()" in code
+    assert "\n        work_queue.wait()" in code
+    namespace = {"schedule": schedule, "domain_loop": domain_loop, "work_tile_loop": work_tile_loop,
+                 "MemoryResource": MemoryResource, "even_tiles": even_tiles}
+    exec(code, namespace)
+    task = next(t for t in d.lower().blueprint.tasks if t.name == "LoadTask")
+    rebuilt = Task(name="LoadTask", src_resources=[wq], dst_resources=[ring], warp_idx=1, num_warps=1,
+                   schedule=namespace["load_schedule"](ring, wq))
+    assert _shape(rebuilt) == _shape(task)
+    assert len(rebuilt.skippable_head_slots) == len(task.skippable_head_slots) == 3
