@@ -18,7 +18,7 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..errors import DesignError, did_you_mean, one_line
 from . import pipeline_groups
 from .guards import Conditions
-from .steps import steps_to_legacy
+from .steps import TILE_LOOP_SLOTS, slot_key, steps_to_legacy
 
 #: TS's default capacities (TaskManager._DEFAULT_*): SMEM bytes per block on sm_90/sm_100, TMEM columns.
 DEFAULT_SMEM_CAPACITY = 232448
@@ -164,21 +164,14 @@ def apply_schedule(bp: Blueprint, task_name: str, steps: tuple) -> None:
     bp.tasks[position] = new
 
 
-#: A persistent task's head and tail steps that do not run once a work tile: (TS's attribute, its section).
-_SLOT_SETS = (("pre_work_loop_head_slots", "head"), ("post_work_loop_tail_slots", "tail"),
-              ("skippable_head_slots", "head"), ("skippable_tail_slots", "tail"))
-
-
 def _kept_slots(old: Task, new: Task) -> dict[str, set]:
     """Which of ``new``'s head and tail steps run once before or after the work-tile loop, or are skipped with a
     skipped tile, as in ``old``: a step keeps its place where it is still in the same section (the same resource,
     stage and ordinal). Plain steps cannot say it, and without it an edit would turn a step that ran once (a PDL wait
     before the loop) into one that runs every tile."""
-    def keys(entries: list[tuple]) -> set[tuple]:
-        return {(id(entry[0]), entry[1], entry[2]) for entry in entries}
-
-    present = {"head": keys(new.head_schedule_list), "tail": keys(new.tail_schedule_list)}
-    return {name: set(getattr(old, name, ())) & present[section] for name, section in _SLOT_SETS}
+    present = {"Head": {slot_key(e) for e in new.head_schedule_list},
+               "Tail": {slot_key(e) for e in new.tail_schedule_list}}
+    return {name: set(getattr(old, name, ())) & present[section] for name, section in TILE_LOOP_SLOTS}
 
 
 def _schedule_targets(bp: Blueprint) -> dict[str, Any]:

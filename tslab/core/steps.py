@@ -12,10 +12,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cutlass.experimental.task_scheduling.enums import ScheduleStage, ScheduleStageType
+from cutlass.experimental.task_scheduling.resources import WorkQueue
 
 from ..errors import DesignError, did_you_mean
 from . import guards
 from .guards import ALWAYS, Conditions
+from .skip_agreement import describe
 
 Step = tuple  # (resource, stage, section, label) or (resource, stage, section, label, guard)
 
@@ -107,6 +109,18 @@ def work_kwargs_from_task(task: Any) -> dict[int, dict[str, Any]]:
     return out
 
 
+#: TS's slot sets of a persistent task's head and tail steps that do not run once a tile, each with its section: run
+#: once before the work-tile loop, once after it, or skipped with a skipped tile. Plain steps cannot spell them.
+TILE_LOOP_SLOTS: tuple[tuple[str, str], ...] = (
+    ("pre_work_loop_head_slots", "Head"), ("post_work_loop_tail_slots", "Tail"),
+    ("skippable_head_slots", "Head"), ("skippable_tail_slots", "Tail"))
+
+
+def slot_key(entry: tuple) -> tuple:
+    """How TS keys a head or tail entry in its slot sets: (id of the resource, stage, call index)."""
+    return id(entry[0]), entry[1], entry[2]
+
+
 def tile_loop_from_task(task: Any) -> dict[str, Any] | None:
     """Where a persistent task's steps sit around its work-tile loop, by the step's index in :func:`steps_from_task`'s
     list, which plain steps cannot say: ``{"work_queue": name, "skip_if": name or None, "before": [...], "after":
@@ -114,28 +128,20 @@ def tile_loop_from_task(task: Any) -> dict[str, Any] | None:
     task without a work-tile loop."""
     if not getattr(task, "is_persistent", False):
         return None
-    queue = next((r.name for r in (*task.src_resources, *task.dst_resources) if type(r).__name__ == "WorkQueue"),
-                 None)
-    slots = {name: set(getattr(task, name, ())) for name in (
-        "pre_work_loop_head_slots", "post_work_loop_tail_slots", "skippable_head_slots", "skippable_tail_slots")}
-    out: dict[str, Any] = {"work_queue": queue, "before": [], "after": [], "skippable": [],
-                           "skip_if": _callable_name(task.skip_if) if getattr(task, "skip_if", None) else None}
+    queue = next((r.name for r in (*task.src_resources, *task.dst_resources) if isinstance(r, WorkQueue)), None)
+    skip_if = getattr(task, "skip_if", None)
+    out: dict[str, Any] = {"work_queue": queue, "skip_if": describe(skip_if) if skip_if else None,
+                           "before": [], "after": [], "skippable": []}
+    where = list(zip(("before", "after", "skippable", "skippable"), TILE_LOOP_SLOTS, strict=True))
     entries = [(section, entry) for section, listed in (("Head", task.head_schedule_list),
                                                         ("Loop", task.loop_schedule_list),
                                                         ("Tail", task.tail_schedule_list)) for entry in listed]
-    for index, (section, (resource, stage, call, *_)) in enumerate(entries):
-        key = (id(resource), stage, call)
-        if section == "Head" and key in slots["pre_work_loop_head_slots"]:
-            out["before"].append(index)
-        elif section == "Tail" and key in slots["post_work_loop_tail_slots"]:
-            out["after"].append(index)
-        elif key in slots["skippable_head_slots" if section == "Head" else "skippable_tail_slots"]:
-            out["skippable"].append(index)
+    for index, (section, entry) in enumerate(entries):
+        placed = next((name for name, (slots, in_section) in where
+                       if in_section == section and slot_key(entry) in getattr(task, slots, ())), None)
+        if placed is not None:
+            out[placed].append(index)
     return out
-
-
-def _callable_name(fn: Any) -> str:
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
 
 
 def kwargs_text(kwargs: dict[str, Any] | None) -> str:
