@@ -49,7 +49,9 @@ def odd_tiles(wq, tile):
     return tile.tile_idx % 2 == 1
 
 
-def _design(load_skips, drain_skips, *, drain_reads: bool = True) -> tslab.Design:
+def _design(load_skips, drain_skips, *, drain_reads: bool = True, heads: bool = False) -> tslab.Design:
+    """A ring filled and drained four times a tile, by tasks that skip tiles by these predicates (None: never);
+    with ``heads`` each also fills or drains once before its K loop, in the head (skippable with the loop)."""
     warp = pipeline.CooperativeGroup(pipeline.Agent.Thread, 32)
     ring = Slots(name="ring", pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
         num_stages=2, producer_group=warp, consumer_group=warp, cta_layout_vmnk=None))
@@ -59,8 +61,11 @@ def _design(load_skips, drain_skips, *, drain_reads: bool = True) -> tslab.Desig
         @schedule
         def tiles(ring, wq):
             with work_tile_loop(wq, skip_if=skips) as tile:
-                with tile.skippable() if skips is not None else nullcontext(), domain_loop(0, 4, 1):
-                    body(ring)
+                with tile.skippable() if skips is not None else nullcontext():
+                    if heads:
+                        body(ring)
+                    with domain_loop(0, 4, 1):
+                        body(ring)
                 wq.wait()
                 wq.get_and_advance_work_tile()
                 wq.release()
@@ -110,39 +115,7 @@ def test_the_tile_the_checker_leaves_out_deadlocks():
 def test_an_edit_keeps_the_steps_a_skipped_tile_skips():
     """Skippable steps outside the K loop are TS's skippable head slots, which plain steps cannot spell: an edit of
     the task that leaves them in place keeps them skippable (before, an edit made them run on every tile)."""
-    warp = pipeline.CooperativeGroup(pipeline.Agent.Thread, 32)
-    ring = Slots(name="ring", pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
-        num_stages=2, producer_group=warp, consumer_group=warp, cta_layout_vmnk=None))
-    wq = WorkQueue(tile_scheduler_config=None, name="work_queue")
-
-    def tiles(body):
-        @schedule
-        def per_tile(ring, wq):
-            with work_tile_loop(wq, skip_if=even_tiles) as tile:
-                with tile.skippable():
-                    body(ring)
-                    with domain_loop(0, 2, 1):
-                        body(ring)
-                wq.wait()
-                wq.get_and_advance_work_tile()
-                wq.release()
-        return per_tile
-
-    def load(ring):
-        ring.acquire()
-        ring.fill()
-        ring.commit()
-
-    def drain(ring):
-        ring.wait()
-        ring.read()
-        ring.release()
-
-    design = tslab.Design.from_tasks(
-        [Task(name="LoadTask", src_resources=[wq], dst_resources=[ring], warp_idx=1, num_warps=1,
-              schedule=tiles(load)(ring, wq)),
-         Task(name="DrainTask", src_resources=[ring, wq], dst_resources=[], warp_idx=0, num_warps=1,
-              schedule=tiles(drain)(ring, wq))], {ring: [wq]}, name="skipping_heads")
+    design = _design(even_tiles, even_tiles, heads=True)
 
     def skipped(d: tslab.Design) -> int:
         return len(next(t for t in d.lower().blueprint.tasks if t.name == "LoadTask").skippable_head_slots)

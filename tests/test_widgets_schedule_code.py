@@ -16,13 +16,14 @@ from tslab.kernels import attention_sm90, gemm_sm90
 from tslab.widgets.schedule_code import schedule_code
 
 
-def _rebuilt(design, name: str) -> Task:
-    """``name``'s code view executed and built into a TS Task over the design's own resources."""
+def _rebuilt(design, name: str, **names) -> tuple[Task, Task]:
+    """``name``'s TS Task, and its code view executed and built into a TS Task over the design's own resources
+    (``names``: what else the code names, a ``skip_if`` predicate)."""
     task = next(t for t in design.lower().blueprint.tasks if t.name == name)
     code = schedule_code(name, design.schedule(name), (task.domain_start, task.domain, task.step),
                          design.work_kwargs(name), design.tile_loop(name))
     namespace = {"schedule": schedule, "domain_loop": domain_loop, "work_tile_loop": work_tile_loop,
-                 "MemoryResource": MemoryResource}
+                 "MemoryResource": MemoryResource, **names}
     exec(compile(code, f"<{name} code view>", "exec"), namespace)
     fn = next(v for k, v in namespace.items() if k.endswith("_schedule"))
     by_name = {r.name: r for r in (*task.src_resources, *task.dst_resources)}
@@ -68,56 +69,15 @@ def test_a_persistent_load_task_runs_its_pdl_steps_outside_the_work_tile_loop():
 
 
 def test_a_skipped_tiles_steps_come_back_in_skippable_blocks():
-    import cutlass.pipeline as pipeline
-    from cutlass.experimental.task_scheduling.resources import PipelineConfig, WorkQueue
-    from test_skip_agreement import Slots, even_tiles
+    from test_skip_agreement import _design, even_tiles
 
-    import tslab
-
-    warp = pipeline.CooperativeGroup(pipeline.Agent.Thread, 32)
-    ring = Slots(name="ring", pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(
-        num_stages=2, producer_group=warp, consumer_group=warp, cta_layout_vmnk=None))
-    wq = WorkQueue(tile_scheduler_config=None, name="work_queue")
-
-    def tiles(body):
-        @schedule
-        def per_tile(ring, wq):
-            with work_tile_loop(wq, skip_if=even_tiles) as tile:
-                with tile.skippable():
-                    body(ring)
-                    with domain_loop(0, 2, 1):
-                        body(ring)
-                wq.wait()
-                wq.get_and_advance_work_tile()
-                wq.release()
-        return per_tile
-
-    def load(ring):
-        ring.acquire()
-        ring.fill()
-        ring.commit()
-
-    def drain(ring):
-        ring.wait()
-        ring.read()
-        ring.release()
-
-    d = tslab.Design.from_tasks(
-        [Task(name="LoadTask", src_resources=[wq], dst_resources=[ring], warp_idx=1, num_warps=1,
-              schedule=tiles(load)(ring, wq)),
-         Task(name="DrainTask", src_resources=[ring, wq], dst_resources=[], warp_idx=0, num_warps=1,
-              schedule=tiles(drain)(ring, wq))], {ring: [wq]}, name="skipping_heads")
-    code = schedule_code("LoadTask", d.schedule("LoadTask"), (0, 2, 1), d.work_kwargs("LoadTask"),
+    d = _design(even_tiles, even_tiles, heads=True)
+    code = schedule_code("LoadTask", d.schedule("LoadTask"), (0, 4, 1), d.work_kwargs("LoadTask"),
                          d.tile_loop("LoadTask"))
     assert "    with work_tile_loop(work_queue, skip_if=even_tiles) as tile:  # skip_if: even_tiles" in code
     assert "        with tile.skippable():\n            ring.acquire()" in code
-    assert "            with domain_loop(0, 2, 1):\n                ring.acquire()" in code
+    assert "            with domain_loop(0, 4, 1):\n                ring.acquire()" in code
     assert "\n        work_queue.wait()" in code
-    namespace = {"schedule": schedule, "domain_loop": domain_loop, "work_tile_loop": work_tile_loop,
-                 "MemoryResource": MemoryResource, "even_tiles": even_tiles}
-    exec(code, namespace)
-    task = next(t for t in d.lower().blueprint.tasks if t.name == "LoadTask")
-    rebuilt = Task(name="LoadTask", src_resources=[wq], dst_resources=[ring], warp_idx=1, num_warps=1,
-                   schedule=namespace["load_schedule"](ring, wq))
-    assert _shape(rebuilt) == _shape(task)
-    assert len(rebuilt.skippable_head_slots) == len(task.skippable_head_slots) == 3
+    original, rebuilt = _rebuilt(d, "LoadTask", even_tiles=even_tiles)
+    assert _shape(rebuilt) == _shape(original)
+    assert len(rebuilt.skippable_head_slots) == len(original.skippable_head_slots) == 3
