@@ -53,17 +53,33 @@ def _workspaces(shape: tuple[int, int, int], dtype: Any, iterations: int) -> lis
              torch.empty((m, n), device="cuda", dtype=dtype)) for _ in range(count)]
 
 
-def time_loop(fn: Callable[..., Any], sets: list[tuple], iterations: int) -> float:
-    """Microseconds a call, events around ``iterations`` back-to-back calls."""
+def _elapsed_us(run: Callable[[], Any]) -> float:
+    """Microseconds between CUDA events recorded before and after what ``run`` enqueues."""
     import torch
 
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
-    for i in range(iterations):
-        fn(*sets[i % len(sets)])
+    run()
     end.record()
     end.synchronize()
-    return 1e3 * start.elapsed_time(end) / iterations
+    return 1e3 * start.elapsed_time(end)
+
+
+def _prelude(flush: Any) -> None:
+    """What comes before an ``isolated`` call: an L2 flush (dirty lines), then a spin that lets the CPU run ahead."""
+    import torch
+
+    flush.zero_()
+    torch.cuda._sleep(100_000)
+
+
+def time_loop(fn: Callable[..., Any], sets: list[tuple], iterations: int) -> float:
+    """Microseconds a call, events around ``iterations`` back-to-back calls."""
+    def calls() -> None:
+        for i in range(iterations):
+            fn(*sets[i % len(sets)])
+
+    return _elapsed_us(calls) / iterations
 
 
 def captured(fn: Callable[..., Any], sets: list[tuple], iterations: int) -> Any:
@@ -85,30 +101,15 @@ def captured(fn: Callable[..., Any], sets: list[tuple], iterations: int) -> Any:
 
 def time_graph(graph: Any, iterations: int) -> float:
     """Microseconds a call, events around one replay of a graph of ``iterations`` calls."""
-    import torch
-
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    graph.replay()
-    end.record()
-    end.synchronize()
-    return 1e3 * start.elapsed_time(end) / iterations
+    return _elapsed_us(graph.replay) / iterations
 
 
 def time_isolated(fn: Callable[..., Any], sets: list[tuple], iterations: int, flush: Any) -> float:
     """Median microseconds of one call timed alone, after an L2 flush and a spin that lets the CPU run ahead."""
-    import torch
-
     times = []
     for i in range(iterations):
-        flush.zero_()
-        torch.cuda._sleep(100_000)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(*sets[i % len(sets)])
-        end.record()
-        end.synchronize()
-        times.append(1e3 * start.elapsed_time(end))
+        _prelude(flush)
+        times.append(_elapsed_us(lambda i=i: fn(*sets[i % len(sets)])))
     return statistics.median(times)
 
 
@@ -144,18 +145,14 @@ def trace_alone(fn: Callable[..., Any], sets: list[tuple], iterations: int, flus
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    def prelude() -> None:
-        flush.zero_()
-        torch.cuda._sleep(100_000)
-
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        prelude()
+        _prelude(flush)
         torch.cuda.synchronize()
     theirs = {e.name for e in _kernels(prof)}  # the flush's and the spin's kernels
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for i in range(iterations):
-            prelude()
+            _prelude(flush)
             fn(*sets[i % len(sets)])
         torch.cuda.synchronize()
     records = [(e.name, e.time_range.start, e.time_range.end) for e in _kernels(prof)]
@@ -194,9 +191,9 @@ def measure(shape: tuple[int, int, int], short: str, packages: dict[str, Any], *
             modes: tuple[str, ...]) -> dict[str, Any]:
     """Every mode's microseconds a call for each contestant, ``repeats`` interleaved rounds; each output checked."""
     import torch
+    from gemm import SHORT_DTYPES
 
-    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[short]
-    sets = _workspaces(shape, dtype, iterations)
+    sets = _workspaces(shape, getattr(torch, SHORT_DTYPES[short]), iterations)
     fns = contestants(packages)
     a, b, _ = sets[0]
     want = (a.float() @ b.float().T)
