@@ -57,3 +57,14 @@ def loop_bodies(cubin: bytes) -> list[list[str]]:
 def loops(cubin: bytes) -> list[collections.Counter]:
     """Opcode counts of each loop, innermost first (:func:`loop_bodies`)."""
     return [collections.Counter(opcode(ins) for ins in body) for body in loop_bodies(cubin)]
+
+
+#: Programmatic dependent launch in SASS: the wait for the grid before (griddepcontrol.wait), the next grid's launch
+#: (griddepcontrol.launch_dependents), and the TMA loads they must come before and after.
+PDL_OPS = ("ACQBULK", "PREEXIT", "UTMALDG")
+
+
+def pdl_order(cubin: bytes) -> list[str]:
+    """Each instruction of :data:`PDL_OPS` in the cubin, by name, in program order."""
+    code, _ = instructions(cubin)
+    return [op for op in (next((o for o in PDL_OPS if o in ins), None) for ins in code) if op]

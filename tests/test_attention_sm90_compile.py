@@ -184,11 +184,10 @@ def test_poly_exp2_moves_every_kth_exp2_off_mufu(params, every):
 def test_pdl_waits_before_the_first_tma_load_and_launches_dependents_after_the_last():
     """pdl=True: the SASS waits for the grid before (ACQBULK, griddepcontrol.wait) once, ahead of every TMA load
     (UTMALDG), and lets the next grid launch (PREEXIT) once, after the last; without it, neither is there."""
-    from tests.sass import instructions
+    from tests.sass import pdl_order
 
     def order(params: dict) -> list[str]:
-        ins, _ = instructions(_compile(params)["cubin"])
-        return [op for op in (next((o for o in ("ACQBULK", "PREEXIT", "UTMALDG") if o in i), None) for i in ins) if op]
+        return pdl_order(_compile(params)["cubin"])
 
     ops = order({"pdl": True, "causal": True})
     assert ops.count("ACQBULK") == 1 and ops.count("PREEXIT") == 1, ops

@@ -63,11 +63,10 @@ def test_pdl_waits_before_the_first_tma_load_and_launches_dependents_after_the_l
     """pdl=True: the SASS waits for the grid before (ACQBULK, griddepcontrol.wait) ahead of every TMA load of A and B
     (UTMALDG) and lets the next grid launch (PREEXIT, griddepcontrol.launch_dependents) after the last; without it,
     neither instruction is there."""
-    from tests.sass import instructions
+    from tests.sass import pdl_order
 
     def order(params: dict) -> list[str]:
-        ins, _ = instructions(_compile(params)["cubin"])
-        return [op for op in (next((o for o in ("ACQBULK", "PREEXIT", "UTMALDG") if o in i), None) for i in ins) if op]
+        return pdl_order(_compile(params)["cubin"])
 
     for params in ({"pdl": True}, {**CANDIDATES["swap_128x160_alone"], "pdl": True}):
         ops = order(params)
