@@ -351,10 +351,9 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
                                 consumer_group=_threads(32 * epilogue_warps(p)), cta_layout_vmnk=None))
     gmem_c = GmemC(name="gmem_c", epi=smem_epi, store_warp=load_warp + 1, tma_atom_c=gpu.get("tma_atom_c"),
                    mC=gpu.get("mC"))
-    pdl = (PdlWaitBarrier(name="pdl_wait"), PdlLaunchBarrier(name="pdl_launch")) if p["pdl"] else None
+    pdl = (PdlWaitBarrier(name="pdl_wait"), PdlLaunchBarrier(name="pdl_launch")) if p["pdl"] else ()
     schedules = _schedules(gmem_ab, smem_ab, smem_epi, gmem_c, wq, k_tiles, groups, pdl)
     queue = [wq] if wq is not None else []
-    pdl_wait, pdl_launch = ([pdl[0]], [pdl[1]]) if pdl else ([], [])
     pingpong = p["schedule"] == "pingpong"
     other_registers = PINGPONG_REGISTERS["other"] if pingpong else None
     accumulators = gpu.get("accumulators") or (None, None)
@@ -366,22 +365,21 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
         mma_tasks = [MmaTask(name="MmaTask", src_resources=[smem_ab, *queue], dst_resources=[smem_epi], warp_idx=0,
                              num_warps=load_warp, schedule=schedules["mma"](), accumulators=accumulators[0])]
     tasks = [
-        Task(name="LoadTask", src_resources=[gmem_ab, *pdl_wait, *queue], dst_resources=[smem_ab, *pdl_launch],
+        Task(name="LoadTask", src_resources=[gmem_ab, *pdl[:1], *queue], dst_resources=[smem_ab, *pdl[1:]],
              warp_idx=load_warp,
              num_warps=1, num_registers=other_registers, schedule=schedules["load"]()),
         *mma_tasks,
         Task(name="EpilogueTask", src_resources=[smem_epi, *queue], dst_resources=[gmem_c], warp_idx=load_warp + 1,
              num_warps=epilogue_warps(p), num_registers=other_registers, schedule=schedules["store"]()),
     ]
-    graph = {smem_ab: [gmem_ab, *pdl_wait, *queue], smem_epi: [smem_ab, *queue], gmem_c: [smem_epi, *queue],
-             **{launch: [] for launch in pdl_launch}}  # the launch side carries no data: a node with no upstream
+    graph = {smem_ab: [gmem_ab, *pdl[:1], *queue], smem_epi: [smem_ab, *queue], gmem_c: [smem_epi, *queue],
+             **{launch: [] for launch in pdl[1:]}}  # the launch side carries no data: a node with no upstream
     aliases = [[["a_buf", "b_buf"], ["epi_buf"]]] if p["epilogue"] == "aliased" else []
     return Blueprint(tasks=tasks, graph=graph, smem_resources=[smem_ab, smem_epi], alias_groups=aliases)
 
 
 def _schedules(gmem_ab: GmemAB, smem_ab: SmemAB, smem_epi: SmemEpilogue, gmem_c: GmemC, wq: "WorkQueue | None",
-               k_tiles: int, groups: int, pdl: "tuple[PdlWaitBarrier, PdlLaunchBarrier] | None" = None,
-               ) -> dict[str, Any]:
+               k_tiles: int, groups: int, pdl: tuple = ()) -> dict[str, Any]:
     """Each task's schedule (a fresh one per call): one tile's body, inside the WorkQueue's tile loop when
     persistent. The C tile is staged and stored in ``groups`` groups of sub-tiles: the MMA task's tail stages
     them one after another (a TS task has one loop, the K loop), the store task's loop stores them in turn."""
@@ -431,9 +429,9 @@ def _schedules(gmem_ab: GmemAB, smem_ab: SmemAB, smem_epi: SmemEpilogue, gmem_c:
 
     if wq is None:
         load, mma, store = schedule(load_tile), schedule(mma_tile), schedule(store_tile)
-        if pdl is not None:
+        if pdl:
             load = _with_pdl(load_tile, None)
-        return {"load": lambda: load(gmem_ab, smem_ab, *(pdl or ())), "mma": lambda: mma(smem_ab, smem_epi),
+        return {"load": lambda: load(gmem_ab, smem_ab, *pdl), "mma": lambda: mma(smem_ab, smem_epi),
                 "store": lambda: store(smem_epi, gmem_c)}
 
     def per_tile(body: Any) -> Any:
@@ -446,9 +444,9 @@ def _schedules(gmem_ab: GmemAB, smem_ab: SmemAB, smem_epi: SmemEpilogue, gmem_c:
         return tiles
 
     load, mma, store = per_tile(load_tile), per_tile(mma_tile), per_tile(store_tile)
-    if pdl is not None:
+    if pdl:
         load = _with_pdl(load_tile, next_tile)
-    return {"load": lambda: load(gmem_ab, smem_ab, *(pdl or ()), wq), "mma": lambda: mma(smem_ab, smem_epi, wq),
+    return {"load": lambda: load(gmem_ab, smem_ab, *pdl, wq), "mma": lambda: mma(smem_ab, smem_epi, wq),
             "store": lambda: store(smem_epi, gmem_c, wq)}
 
 
