@@ -220,3 +220,29 @@ def test_each_work_call_shows_its_compile_time_arguments_as_they_will_run():
     edited = editor.design.with_schedule("MmaTask", steps[:first] + steps[first + 3:])  # group 0's three steps
     assert list(edited.work_kwargs("MmaTask").values()) == [{"group": g} for g in range(3)]
     assert tslab.check(edited).status == "DEADLOCK"
+
+
+def test_a_step_that_runs_once_around_the_work_tile_loop_says_so_and_keeps_saying_so_after_an_edit():
+    """The PDL wait sits in the Head section but runs once, before the work-tile loop (TS's pre-loop slot), the
+    launch once after it: their rows say so, and after an edit of another step (which keeps those slots) too."""
+    from tslab.kernels import gemm_sm90
+
+    editor = ScheduleEditor(gemm_sm90.design(pdl=True))
+    texts = editor._task_columns["LoadTask"].steps.texts()
+    assert texts[0] == ("Head", "pdl_wait.ConsumerWork(wait_griddep) (once, before the tile loop)")
+    assert texts[-1] == ("Tail", "pdl_launch.ProducerWork(launch_griddep) (once, after the tile loop)")
+    assert [text for _, text in texts[1:-1] if "tile loop" in text] == []
+    assert editor.move("LoadTask", 5, "Tail", 1)  # the work queue's wait behind its work: a deadlock, still an edit
+    texts = editor._task_columns["LoadTask"].steps.texts()
+    assert texts[0][1].endswith("(once, before the tile loop)") and texts[-1][1].endswith("(once, after the tile loop)")
+
+
+def test_a_step_a_skipped_tile_skips_says_so():
+    from test_skip_agreement import _design, even_tiles
+
+    d = _design(even_tiles, even_tiles, heads=True)
+    skipped = d.tile_loop("LoadTask")["skippable"]
+    editor = ScheduleEditor(d)
+    rows = [row for section in editor._task_columns["LoadTask"].steps.sections for row in section["steps"]]
+    said = {row["index"] for row in rows if row["text"].endswith("(not for a skipped tile)")}
+    assert skipped and said == set(skipped)

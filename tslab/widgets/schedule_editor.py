@@ -119,7 +119,7 @@ class ScheduleEditor(DesignHolder, widgets.VBox):
             if task in self._design.tasks():
                 column.show(self._design.schedule(task), {(section, position): caution for (named, section, position),
                                                           caution in marked.items() if named == task},
-                            self._design.work_kwargs(task))
+                            self._design.work_kwargs(task), self._design.tile_loop(task))
 
     def show_rows(self) -> None:
         """Make and show the step rows now, if they were left for later (``rows_when_shown``)."""
@@ -259,10 +259,11 @@ class _TaskColumn(widgets.VBox):
         self.add_class("tslab-task-column")
 
     def show(self, steps: list[Step], cautions: dict[tuple[str, int], str],
-             work_kwargs: dict[int, dict[str, Any]]) -> None:
+             work_kwargs: dict[int, dict[str, Any]], tile_loop: dict[str, Any] | None = None) -> None:
         """List ``steps``, those at ``(section, position)`` in ``cautions`` marked, each work call with its
-        compile-time arguments; offer the inserts possible now."""
-        self.steps.show(steps, cautions, work_kwargs)
+        compile-time arguments, each step that runs once around the work-tile loop saying so; offer the inserts
+        possible now."""
+        self.steps.show(steps, cautions, work_kwargs, tile_loop)
         self._inserter.refresh()
 
 

@@ -24,6 +24,9 @@ from .history import step_text
 #: for a delete; called with ``current=False`` for a click on rows drawn before the last redraw.
 ActionHandler = Callable[[str, int, "tuple[str, int] | None", bool], None]
 ACTIONS = ("up", "down", "delete")
+#: How a row says where a head or tail step runs when not once a tile (``Design.tile_loop``'s keys).
+TILE_LOOP_NOTES: dict[str, str] = {"before": "once, before the tile loop", "after": "once, after the tile loop",
+                                   "skippable": "not for a skipped tile"}
 
 
 class StepList(anywidget.AnyWidget):
@@ -41,10 +44,15 @@ class StepList(anywidget.AnyWidget):
         self.on_msg(self._message)
 
     def show(self, steps: list[Step], cautions: dict[tuple[str, int], str] | None = None,
-             work_kwargs: dict[int, dict[str, Any]] | None = None) -> None:
+             work_kwargs: dict[int, dict[str, Any]] | None = None,
+             tile_loop: dict[str, Any] | None = None) -> None:
         """List ``steps``; ``cautions`` maps ``(section, position)`` to the caution that marks that step,
-        ``work_kwargs`` a step's index to the compile-time arguments its work call gets (``Design.work_kwargs``)."""
+        ``work_kwargs`` a step's index to the compile-time arguments its work call gets (``Design.work_kwargs``),
+        ``tile_loop`` where a persistent task's head and tail steps run around its work-tile loop
+        (``Design.tile_loop``): a step that runs once before or after the loop, or not at all for a skipped tile,
+        says so."""
         cautions, work_kwargs = cautions or {}, work_kwargs or {}
+        placed = {index: note for where, note in TILE_LOOP_NOTES.items() for index in (tile_loop or {}).get(where, ())}
         sections, self._targets = [], {}
         for s, section in enumerate(SECTIONS):
             in_section = ops.section_steps(steps, section)
@@ -55,6 +63,8 @@ class StepList(anywidget.AnyWidget):
                         else (SECTIONS[s + 1], 0) if s < len(SECTIONS) - 1 else None)
                 self._targets[index] = {"up": up, "down": down}
                 text = step_text(step, work_kwargs.get(index)) + (f" [{step[4]}]" if len(step) > 4 else "")
+                if index in placed:
+                    text += f" ({placed[index]})"
                 rows.append({"index": index, "text": text,
                              "caution": cautions.get((section, position)), "up": up is not None,
                              "down": down is not None})
