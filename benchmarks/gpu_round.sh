@@ -52,16 +52,14 @@ PYTEST=(python3 -m pytest -m gpu -p no:cacheprovider -o addopts="" -q)
 python3 -c "import xdist" 2>/dev/null && PYTEST+=(-n 8)
 case $1 in
   gemm)
-    # M = 320's 0.3-2.6% behind torch.mm in the loop while one isolated launch under ncu is ahead: the package's
-    # own call beside torch.mm back to back, from a CUDA graph, alone after an L2 flush, and the profiler's gaps;
-    # with programmatic dependent launch too (pdl=True: the next call's launch overlaps this one's tail), its
-    # GPU tests first (a chain of calls, each reading the one before's C)
+    # programmatic dependent launch's GPU tests (pdl=True: a chain of calls, each reading the one before's C)
     step gemm-pdl-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm_pdl.py
-    step "gemm-between-calls-run$RUN" 220 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
-      --variant pdl=True --shapes 64,8192,8192 128,8192,8192 256,8192,8192 320,8192,8192 384,8192,8192 \
-      4096,4096,4096 --json "$OUT/gemm-between-calls-run$RUN.json"
-    # M = 320's candidates, each a package of its own, beside the package and torch.mm in every mode (trace-alone:
-    # the kernel's duration after the flush and the gap from the spin's end to its start)
+    # M = 320 alone after an L2 flush is 0.91-0.96x torch.mm where M = 256 and 384 are level: the package's own
+    # call beside torch.mm back to back, from a CUDA graph, alone, and the profiler's records of the alone call
+    # (trace-alone: the kernel's duration after the flush and the gap from the spin's end to its start)
+    step "gemm-between-calls-run$RUN" 200 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
+      --shapes 256,8192,8192 320,8192,8192 384,8192,8192 --json "$OUT/gemm-between-calls-run$RUN.json"
+    # M = 320's candidates, each a package of its own, beside the package and torch.mm in every mode
     step "gemm-m320-designs-run$RUN" 220 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
       --shapes 320,8192,8192 --design swap_128x160_aliased --design swap_128x160_single \
       --design coop_128x192_aliased --design swap_128x192_aliased --json "$OUT/gemm-m320-designs-run$RUN.json"
