@@ -63,6 +63,19 @@ case $1 in
     step "gemm-m320-designs-run$RUN" 220 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
       --shapes 320,8192,8192 --design swap_128x160_aliased --design swap_128x160_single \
       --design coop_128x192_aliased --design swap_128x192_aliased --json "$OUT/gemm-m320-designs-run$RUN.json"
+    # the persistent swap_128x160_single runs 4-6 us shorter than the pick alone after the flush (level back to back):
+    # the pick with its C staging (dedicated, five stages) or its five stages alone says which difference pays
+    step "gemm-m320-alone-why-run$RUN" 200 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
+      --shapes 320,8192,8192 --design swap_128x160_single --design swap_128x160_dedicated \
+      --design swap_128x160_aliased_6 --json "$OUT/gemm-m320-alone-why-run$RUN.json"
+    step "gemm-m320-stages-run$RUN" 150 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
+      --shapes 320,8192,8192 --design swap_128x160_aliased_6 --design swap_128x160_aliased_4 \
+      --json "$OUT/gemm-m320-stages-run$RUN.json"
+    # M = 320's block order: the pick (row order, the blocks sharing a weight tile side by side, NOTES #43) beside the
+    # grouped order and cuBLAS's kernel there (pairs, 5 stages)
+    step "gemm-m320-order-run$RUN" 150 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
+      --shapes 320,8192,8192 --design swap_128x160_grouped --design swap_128x160_pairs_5 \
+      --json "$OUT/gemm-m320-order-run$RUN.json"
     # M = 320 alone after an L2 flush: 0.91-0.96x torch.mm where M = 256 and 384 are level (the weights from HBM,
     # an L2 of dirty lines); Nsight Compute on that launch, beside cuBLAS's, with M = 256 to compare
     for m in 320 256; do

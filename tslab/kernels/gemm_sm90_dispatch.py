@@ -11,7 +11,9 @@ benchmarks/NOTES.md, 2026-12-04 on the H200, 2026-12-05 and -06 on an H100, two 
 - M <= 128: ``gemm_sm90.DECODE``'s 64 x 128 tiles.
 - M <= 192: swapped 64 x 192 tiles (no tile height fits 192 rows; the ping-pongs lose 20%).
 - M <= 256: 128 x 128 tiles (the 128 x 128 ping-pong 1% behind in every run, cuBLAS's tile).
-- M <= 320: swapped 128 x 160 tiles (cuBLAS's own tile, a sixth stage where the C tile's SMEM was).
+- M <= 320: swapped 128 x 160 tiles (cuBLAS's own tile), five stages (a sixth, where the C tile's SMEM was, is level
+  back to back and 4-7.5% slower alone after an L2 flush), blocks in row order (the two that read a weight tile
+  start together).
 - M <= 384: 128 x 192 cooperative (2.3-3.4% ahead of the persistent 128 x 192, level with torch.mm).
 - M <= 512: the default with the sub-tiled epilogue's fourth stage (``SUBTILES``, +2.7-3.1%).
 - M, N and K <= 4096: ``SUBTILES`` too (H100: +1-11% at M = 1024-4096, N = K = 4096, two runs; H200: level there,
@@ -71,11 +73,16 @@ SWAP_64x64_ALONE: dict[str, Any] = {**SWAP_64x64_ONE_TILE, **ALONE}
 DECODE_ALONE: dict[str, Any] = {**DECODE_ONE_TILE, **ALONE}
 SWAP_64x192_ALONE: dict[str, Any] = {**SWAP_64x192_ONE_TILE, **ALONE}
 TILE_128_ALONE: dict[str, Any] = {**PAIRS_ONE_TILE, **ALONE}
-SWAP_128x160_ALONE: dict[str, Any] = {**SWAP_128x160_ONE_TILE, **ALONE}
+#: M = 320's with five stages, not the six SMEM holds: level back to back (0.984-1.012x the six's), 4-7.5% faster
+#: alone after an L2 flush (NOTES #42)
+SWAP_128x160_FIVE_STAGES: dict[str, Any] = {**SWAP_128x160_ONE_TILE, **ALONE, "stages": 5}
+#: and its blocks in row order, so the two blocks that read one weight tile (the tile's two 160-wide column blocks)
+#: are consecutive and start together: 1.2-2.1% faster from a CUDA graph, 1.2-5.4% alone (NOTES #43)
+SWAP_128x160_ALONE: dict[str, Any] = {**SWAP_128x160_FIVE_STAGES, "raster": "row"}
 COOP_128x192_ONE_TILE: dict[str, Any] = {**COOP_128x192, **ONE_TILE, "stages": 5}
 #: M = 320's pick with C staged in a ring of sub-tile groups: each group is stored while the next is staged, where
-#: the whole-tile epilogue exposes 1.8 us of a 63 us block (NOTES #40); the C ring costs the sixth stage.
-SWAP_128x160_SUBTILES: dict[str, Any] = {**SWAP_128x160_ALONE, "epilogue": "subtiles", "stages": 5}
+#: the whole-tile epilogue exposes 1.8 us of a 63 us block (NOTES #40); timed against the six-stage pick.
+SWAP_128x160_SUBTILES: dict[str, Any] = {**SWAP_128x160_FIVE_STAGES, "epilogue": "subtiles"}
 #: The default (128 x 256, the large shapes' pick) with C staged in a ring of sub-tile groups (32 KB instead of
 #: 64 KB), which buys the A/B ring a fourth stage (NOTES #37).
 SUBTILES: dict[str, Any] = {"epilogue": "subtiles", "stages": 4}
@@ -109,6 +116,15 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "tile_128_alone": TILE_128_ALONE, "swap_128x160_alone": SWAP_128x160_ALONE,
     "swap_128x160_single": {**SWAP_128x160, **ALONE},
     "swap_128x160_subtiles": SWAP_128x160_SUBTILES,
+    # M = 320's pick with its C tile in bytes of its own (the persistent pick's staging), with the six stages SMEM
+    # holds (the pick until NOTES #42) and with four
+    "swap_128x160_dedicated": {**SWAP_128x160_FIVE_STAGES, "epilogue": "dedicated"},
+    "swap_128x160_aliased_6": {**SWAP_128x160_FIVE_STAGES, "stages": 6},
+    "swap_128x160_aliased_4": {**SWAP_128x160_FIVE_STAGES, "stages": 4},
+    # M = 320's pick in the grouped block order (the two blocks that read one weight tile eight apart; the pick
+    # until NOTES #43), and cuBLAS's kernel there: in pairs, five stages
+    "swap_128x160_grouped": SWAP_128x160_FIVE_STAGES,
+    "swap_128x160_pairs_5": {**SWAP_128x160_ONE_TILE, "stages": 5},
 }
 #: ``(bound, params)`` in ascending M: ``bound`` the largest M, or ``{"M": ..., "N": ..., "K": ...}`` where the
 #: rule bounds N and K too; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
