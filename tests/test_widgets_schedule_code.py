@@ -13,7 +13,7 @@ from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, s
 from cutlass.experimental.task_scheduling.task import Task
 
 from tslab.kernels import attention_sm90, gemm_sm90
-from tslab.widgets.schedule_code import schedule_code
+from tslab.widgets.schedule_code import SIGNATURE_WIDTH, schedule_code
 
 
 def _rebuilt(design, name: str, **names) -> tuple[Task, Task]:
@@ -64,8 +64,22 @@ def test_a_persistent_load_task_runs_its_pdl_steps_outside_the_work_tile_loop():
     d = gemm_sm90.design(pdl=True)
     code = schedule_code("LoadTask", d.schedule("LoadTask"), (0, 4, 1), d.work_kwargs("LoadTask"),
                          d.tile_loop("LoadTask"))
-    assert code.splitlines()[2:4] == ["    pdl_wait.wait_griddep()", "    with work_tile_loop(work_queue):"]
-    assert code.splitlines()[-1] == "    pdl_launch.launch_griddep()"
+    lines = code.splitlines()
+    body = lines[lines.index(") -> None:") + 1:]
+    assert body[:2] == ["    pdl_wait.wait_griddep()", "    with work_tile_loop(work_queue):"]
+    assert body[-1] == "    pdl_launch.launch_griddep()"
+
+
+def test_a_long_signature_takes_one_parameter_a_line_and_every_line_fits_the_pane():
+    """gemm_sm90's load task with PDL names five resources: 158 characters on one line, past a 1000 px pane."""
+    d = gemm_sm90.design(pdl=True)
+    code = schedule_code("LoadTask", d.schedule("LoadTask"), (0, 4, 1), d.work_kwargs("LoadTask"),
+                         d.tile_loop("LoadTask"))
+    lines = code.splitlines()
+    assert lines[1:3] == ["def load_schedule(", "    pdl_wait: MemoryResource,"]
+    assert max(len(line) for line in lines) <= SIGNATURE_WIDTH
+    short = schedule_code("StoreTask", [("ring", "ConsumerWait", "Loop", None)])
+    assert short.splitlines()[1] == "def store_schedule(ring: MemoryResource) -> None:"
 
 
 def test_a_skipped_tiles_steps_come_back_in_skippable_blocks():

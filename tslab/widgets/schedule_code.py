@@ -33,6 +33,11 @@ def _guard_block(guard: str) -> str:
     return f"loop.{guard}:"
 
 
+#: The longest ``def`` line the code view writes on one line; past it, one parameter a line (a 1000 px lab shows about
+#: 80 characters of the code pane without scrolling).
+SIGNATURE_WIDTH = 80
+
+
 def _identifier(name: str) -> str:
     out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
     return out if out and not out[0].isdigit() else f"_{out}"
@@ -53,8 +58,11 @@ def schedule_code(task: str, steps: Sequence[Step], loop: tuple[Any, Any, Any] =
     """
     resources = list(dict.fromkeys(_identifier(s[0]) for s in steps))
     fn = _identifier(task[:-4] if task.endswith("Task") and len(task) > 4 else task).lower() + "_schedule"
-    args = ", ".join(f"{r}: MemoryResource" for r in resources)
-    lines = ["@schedule", f"def {fn}({args}) -> None:"]
+    args = [f"{r}: MemoryResource" for r in resources]
+    signature = f"def {fn}({', '.join(args)}) -> None:"
+    if len(signature) > SIGNATURE_WIDTH:  # one parameter a line, as a formatter writes it: the pane stays narrow
+        signature = "\n".join([f"def {fn}(", *(f"    {arg}," for arg in args), ") -> None:"])
+    lines = ["@schedule", signature]
     kwargs = work_kwargs or {}
     calls = [_call(s, kwargs.get(i)) for i, s in enumerate(steps)]
     placed = tile_loop or {}
