@@ -54,20 +54,21 @@ case $1 in
   gemm)
     # programmatic dependent launch's GPU tests (pdl=True: a chain of calls, each reading the one before's C)
     step gemm-pdl-tests 150 "${PYTEST[@]}" tests/test_gpu_gemm_pdl.py
-    # M = 320 alone after an L2 flush is 0.91-0.96x torch.mm where M = 256 and 384 are level: the package's own
-    # call beside torch.mm back to back, from a CUDA graph, alone, and the profiler's records of the alone call
-    # (trace-alone: the kernel's duration after the flush and the gap from the spin's end to its start)
+    # the package's own call beside torch.mm back to back, from a CUDA graph, alone after an L2 flush, and the
+    # profiler's records of the alone call (trace-alone: the kernel's duration after the flush and the gap from the
+    # spin's end to its start); M = 320 was 0.91-0.96x alone until its rule took five stages in row order (#42, #43)
     step "gemm-between-calls-run$RUN" 200 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
       --shapes 256,8192,8192 320,8192,8192 384,8192,8192 --json "$OUT/gemm-between-calls-run$RUN.json"
     # M = 320's candidates, each a package of its own, beside the package and torch.mm in every mode
     step "gemm-m320-designs-run$RUN" 220 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
       --shapes 320,8192,8192 --design swap_128x160_aliased --design swap_128x160_single \
       --design coop_128x192_aliased --design swap_128x192_aliased --json "$OUT/gemm-m320-designs-run$RUN.json"
-    # the persistent swap_128x160_single runs 4-6 us shorter than the pick alone after the flush (level back to back):
-    # the pick with its C staging (dedicated, five stages) or its five stages alone says which difference pays
+    # the persistent swap_128x160_single ran 4-6 us shorter than the six-stage pick alone after the flush: the pick
+    # (five stages) beside it, the pick with its C in bytes of its own, and the six-stage pick (#42)
     step "gemm-m320-alone-why-run$RUN" 200 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
       --shapes 320,8192,8192 --design swap_128x160_single --design swap_128x160_dedicated \
       --design swap_128x160_aliased_6 --json "$OUT/gemm-m320-alone-why-run$RUN.json"
+    # the pick's five stages beside six and four
     step "gemm-m320-stages-run$RUN" 150 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
       --shapes 320,8192,8192 --design swap_128x160_aliased_6 --design swap_128x160_aliased_4 \
       --json "$OUT/gemm-m320-stages-run$RUN.json"
@@ -76,8 +77,8 @@ case $1 in
     step "gemm-m320-order-run$RUN" 150 python3 benchmarks/gemm_between_calls.py --dtypes "${DTYPE:-bf16}" \
       --shapes 320,8192,8192 --design swap_128x160_grouped --design swap_128x160_pairs_5 \
       --json "$OUT/gemm-m320-order-run$RUN.json"
-    # M = 320 alone after an L2 flush: 0.91-0.96x torch.mm where M = 256 and 384 are level (the weights from HBM,
-    # an L2 of dirty lines); Nsight Compute on that launch, beside cuBLAS's, with M = 256 to compare
+    # M = 320 alone after an L2 flush (the weights from HBM, an L2 of dirty lines; 0.91-0.96x torch.mm before #42):
+    # Nsight Compute on that launch, beside cuBLAS's, with M = 256 to compare
     for m in 320 256; do
       step "gemm-m$m-cold-stalls" 150 env OUT="$OUT/stalls-m$m-cold" bash benchmarks/stall_reasons.sh gemm \
         --gemm "$m,8192,8192" --dirty-l2
