@@ -19,6 +19,14 @@ def test_default_is_persistent_with_a_dedicated_c_tile_and_safe():
     assert v.smem_total == 3 * (128 + 256) * 64 * 2 + 128 * 256 * 2
 
 
+def test_a_raster_group_of_16_checks_safe_like_the_default():
+    """``raster_group`` orders the tiles a block takes, not its resources or tasks: 16 checks as 8 does."""
+    d = gemm_sm90.design(raster_group=16)
+    v = tslab.check(d)
+    assert v.status == "SAFE" and d.params["raster_group"] == 16
+    assert v.smem_total == tslab.check(gemm_sm90.design()).smem_total
+
+
 def test_aliased_variant_saves_the_c_tile_and_is_safe():
     v = tslab.check(gemm_sm90.design(**gemm_sm90.ALIASED))
     assert v.status == "SAFE" and v.alias_savings == 128 * 128 * 2
@@ -155,6 +163,10 @@ def test_ring_edits_that_break_the_cluster_are_invalid(params, edit, match):
     ({"cluster_m": 4}, "param 'cluster_m'.*not 1 or 2"),
     ({"dtype": "fp32"}, "param 'dtype'"),
     ({"raster": "rows"}, "did you mean 'row'"),
+    ({"raster_group": 12}, r"(?s)param 'raster_group'.*=12 is not a power of two in 1..64.*use one of 1, 2"),
+    ({"raster_group": 0}, r"param 'raster_group'.*not a power of two"),
+    ({"raster_group": True}, r"param 'raster_group'.*raster_group=True is not a power of two"),
+    ({"raster_group": 1, "cluster_m": 2}, r"(?s)param 'raster_group'.*cluster_m=2.*use raster_group=2 or more"),
     ({"schedule": "ping-pong"}, "did you mean 'pingpong'"),
     ({"schedule": "pingpong", "mma_warpgroups": 1, "tile_n": 128}, "param 'mma_warpgroups'.*two warpgroups"),
     ({"schedule": "pingpong", "persistent": False, "tile_n": 128}, "param 'persistent'.*take turns"),

@@ -74,3 +74,20 @@ def test_pdl_waits_before_the_first_tma_load_and_launches_dependents_after_the_l
         assert ops.index("ACQBULK") < ops.index("UTMALDG") and ops.index("PREEXIT") > max(
             i for i, op in enumerate(ops) if op == "UTMALDG"), ops
     assert not {"ACQBULK", "PREEXIT"} & set(order(CANDIDATES["swap_128x160_alone"]))
+
+
+def test_a_raster_group_of_16_compiles_clean_and_walks_its_groups_by_a_mask_of_15():
+    """``raster_group`` is a compile-time constant: 16 compiles without spills, and the grouped order's mask of a
+    group's rows (``rest & (group - 1)``) and shift to its columns (``rest >> log2(group)``) are 15 and 4 where the
+    default's are 7 and 3 (the PTX's ``and.b32``/``shr.s32`` immediates; nothing else of theirs changes)."""
+
+    def immediates(ptx: str, op: str) -> set[str]:
+        return set(re.findall(rf"{re.escape(op)}\s+%r\d+, %r\d+, (\d+);", ptx))
+
+    out = _compile({"raster_group": 16})
+    assert out["spill_stores"] == 0 and out["spill_loads"] == 0, out["log"][-2000:]
+    assert not re.search(r"\(C75\d\d\)", out["log"]), out["log"][-3000:]
+    default = _compile({})["ptx"]
+    for op, ours, theirs in (("and.b32", "15", "7"), ("shr.s32", "4", "3")):
+        assert immediates(out["ptx"], op) - immediates(default, op) == {ours}, op
+        assert immediates(default, op) - immediates(out["ptx"], op) == {theirs}, op

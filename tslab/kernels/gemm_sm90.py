@@ -32,7 +32,7 @@ Resources:
                  the store task's loop stores one a trip, and the A/B ring gets the bytes the whole tile took
     GmemC        the output matrix (producer work ``tma_store``)
     WorkQueue    (persistent only) TS's static persistent tile scheduler, in plain order; ``raster='grouped'``
-                 re-orders the tiles it hands out into groups of ``RASTER_GROUP`` rows of tiles for L2 reuse
+                 re-orders the tiles it hands out into groups of ``raster_group`` rows of tiles for L2 reuse
                  (``gemm_sm90_resources.grouped_tile``: the scheduler's own swizzle pads the tile columns)
 
 Ping-pong (``schedule='pingpong'``, two warpgroups, persistent): each warpgroup is a TS task of its own
@@ -93,8 +93,8 @@ SUMMARY = "Hopper GEMM: TMA -> TmaAsync A/B ring -> wgmma warpgroups -> stmatrix
 #: Defaults: the fastest configuration measured on the H200 (benchmarks/NOTES.md, "GEMM").
 PARAMS: dict[str, Any] = {
     "tile_m": 128, "tile_n": 256, "tile_k": 64, "stages": 3, "mma_warpgroups": 2, "schedule": "cooperative",
-    "persistent": True, "cluster_m": 1, "raster": "grouped", "epilogue": "dedicated", "dtype": "fp16", "k_tiles": 4,
-    "swap_ab": False, "per_warp_release": False, "pdl": False,
+    "persistent": True, "cluster_m": 1, "raster": "grouped", "raster_group": 8, "epilogue": "dedicated",
+    "dtype": "fp16", "k_tiles": 4, "swap_ab": False, "per_warp_release": False, "pdl": False,
 }
 #: The one-tile-per-block variant whose C tile aliases the A/B ring (the tutorials' memory and aliasing design).
 ALIASED: dict[str, Any] = {"tile_n": 128, "mma_warpgroups": 1, "stages": 4, "persistent": False, "epilogue": "aliased"}
@@ -106,6 +106,9 @@ DECODE: dict[str, Any] = {"tile_m": 64, "tile_n": 128, "mma_warpgroups": 1, "sta
 PINGPONG: dict[str, Any] = {"tile_m": 128, "tile_n": 192, "stages": 4, "schedule": "pingpong"}
 DTYPE_BYTES = {"fp16": 2, "bf16": 2}
 RASTERS = ("grouped", "row")
+#: Rows of tiles ``raster='grouped'`` walks down a column before moving right (L2 reuse of B): a power of two (a
+#: group's rows are walked by mask and shift), at least ``cluster_m`` (a cluster's tiles share one group).
+RASTER_GROUPS = (1, 2, 4, 8, 16, 32, 64)
 #: Consumer warpgroups: one, or two that split tile_m between them.
 MMA_WARPGROUPS = (1, 2)
 #: Tile widths: a wgmma takes any N that is a multiple of 8 up to 256; the epilogue's sub-tiles are 32 columns wide.
@@ -215,6 +218,14 @@ def validate(params: dict[str, Any]) -> None:
     if p["cluster_m"] not in CLUSTERS:
         raise bad("cluster_m", f"cluster_m={p['cluster_m']!r} is not 1 or 2",
                   "use cluster_m=2 for pairs of blocks along M that share each B tile by TMA multicast, else 1")
+    group = p["raster_group"]
+    if isinstance(group, bool) or not isinstance(group, int) or group not in RASTER_GROUPS:
+        raise bad("raster_group", f"raster_group={group!r} is not a power of two in 1..64",
+                  "use one of " + ", ".join(map(str, RASTER_GROUPS)) + " (8 by default): a group's rows of tiles are "
+                  "walked by mask and shift")
+    if group < p["cluster_m"]:
+        raise bad("raster_group", f"raster_group={group} with cluster_m={p['cluster_m']}: a cluster's "
+                  f"{p['cluster_m']} rows of tiles must fit one group", f"use raster_group={p['cluster_m']} or more")
 
 
 def _accumulator_hint(p: dict[str, Any], pingpong: bool) -> str:
@@ -304,7 +315,7 @@ RULES = KernelRules(
     shape=_shape_rule, trip_param="k_tiles", package="gemm", refuse=_static_refusal,
     dtype_of=lambda params: TORCH_DTYPES[params["dtype"]],
     choices={"mma_warpgroups": MMA_WARPGROUPS, "schedule": MMA_SCHEDULES, "cluster_m": CLUSTERS, "raster": RASTERS,
-             "epilogue": EPILOGUES, "dtype": tuple(DTYPE_BYTES)},
+             "raster_group": RASTER_GROUPS, "epilogue": EPILOGUES, "dtype": tuple(DTYPE_BYTES)},
     consistency=consistency_issues, beyond_ts=checked_beyond_ts, launch_module="tslab.kernels.gemm_sm90_launch",
     single_buffers=_single_buffers,
 )
@@ -476,13 +487,13 @@ def _with_pdl(load_tile: Any, next_tile: Any) -> Any:
 
 def build(tile_m: int = 128, tile_n: int = 256, tile_k: int = 64, stages: int = 3, mma_warpgroups: int = 2,
           schedule: str = "cooperative", persistent: bool = True, cluster_m: int = 1, raster: str = "grouped",
-          epilogue: str = "dedicated", dtype: str = "fp16", k_tiles: int = 4, swap_ab: bool = False,
-          per_warp_release: bool = False, pdl: bool = False) -> Blueprint:
+          raster_group: int = 8, epilogue: str = "dedicated", dtype: str = "fp16", k_tiles: int = 4,
+          swap_ab: bool = False, per_warp_release: bool = False, pdl: bool = False) -> Blueprint:
     """Fresh TS objects of one output tile's GEMM over ``k_tiles`` K tiles (CPU check)."""
     params = {"tile_m": tile_m, "tile_n": tile_n, "tile_k": tile_k, "stages": stages,
               "mma_warpgroups": mma_warpgroups, "schedule": schedule, "persistent": persistent,
-              "cluster_m": cluster_m, "raster": raster, "epilogue": epilogue, "dtype": dtype, "swap_ab": swap_ab,
-              "per_warp_release": per_warp_release, "pdl": pdl}
+              "cluster_m": cluster_m, "raster": raster, "raster_group": raster_group, "epilogue": epilogue,
+              "dtype": dtype, "swap_ab": swap_ab, "per_warp_release": per_warp_release, "pdl": pdl}
     return make_tasks(params, k_tiles=k_tiles)
 
 

@@ -32,7 +32,7 @@ from .gemm_sm90 import (
     make_tasks,
     validate,
 )
-from .gemm_sm90_resources import RASTER_GROUP, Geometry
+from .gemm_sm90_resources import Geometry
 
 _CUTLASS_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
 
@@ -103,11 +103,12 @@ def _gemm_kernel(tma_atom_a: cute.CopyAtom, mA: cute.Tensor, tma_atom_b: cute.Co
         cute.nvgpu.cpasync.prefetch_descriptor(tma_atom_c)
     a_layout, b_layout, epi_layout, epi_tile = _layouts(p, dtype, pipelines)
     tiles_n = (n + p["tile_n"] - 1) // p["tile_n"]
-    tiles_per_group = RASTER_GROUP // p["cluster_m"] * tiles_n  # the persistent grouped raster's divisor
+    tiles_per_group = p["raster_group"] // p["cluster_m"] * tiles_n  # the persistent grouped raster's divisor
     if cutlass.const_expr(not isinstance(tiles_per_group, int)):
         tiles_per_group = cute.fast_divmod_create_divisor_v2(tiles_per_group)
     geo = Geometry(tiles_m=(m + p["tile_m"] - 1) // p["tile_m"], tiles_n=tiles_n, tiles_per_group=tiles_per_group,
                    k_tiles=(k + p["tile_k"] - 1) // p["tile_k"], raster=p["raster"], dtype=dtype,
+                   raster_group=p["raster_group"],
                    persistent=p["persistent"], cluster_m=p["cluster_m"], pingpong=_pingpong(p),
                    c_m_major=p["swap_ab"],
                    a_layout=a_layout, b_layout=b_layout,

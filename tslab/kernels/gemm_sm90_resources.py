@@ -23,9 +23,6 @@ from cutlass.experimental.task_scheduling.resources import (
 )
 from cutlass.experimental.task_scheduling.task import Task
 
-#: Rows of tiles a ``raster='grouped'`` block order walks before moving right (L2 reuse of B).
-RASTER_GROUP = 8
-
 
 @cute.jit
 def tile_coords(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
@@ -41,17 +38,17 @@ def tile_coords(geo: cutlass.Constexpr, stage_info: StageInfo) -> tuple:
         cluster_rows = (geo.tiles_m + geo.cluster_m - 1) // geo.cluster_m
         pm = m // geo.cluster_m
         # Up to one group of rows, the grouped order is the scheduler's own: nothing to re-order.
-        if cluster_rows > RASTER_GROUP // geo.cluster_m:
-            pm, n = grouped_tile(pm + n * cluster_rows, cluster_rows, RASTER_GROUP // geo.cluster_m,
+        if cluster_rows > geo.raster_group // geo.cluster_m:
+            pm, n = grouped_tile(pm + n * cluster_rows, cluster_rows, geo.raster_group // geo.cluster_m,
                                  geo.tiles_per_group)
         return pm * geo.cluster_m + m % geo.cluster_m, n
     if cutlass.const_expr(geo.cluster_m == 1):
         bid, _, _ = cute.arch.block_idx()
-        return block_tile(bid, geo.tiles_m, geo.tiles_n, geo.raster, RASTER_GROUP)
+        return block_tile(bid, geo.tiles_m, geo.tiles_n, geo.raster, geo.raster_group)
     # Clusters: cluster_m consecutive blocks (one cluster) take cluster_m M-adjacent tiles of one column.
     bid, _, _ = cute.arch.block_idx()
     pm, n = block_tile(bid // geo.cluster_m, (geo.tiles_m + geo.cluster_m - 1) // geo.cluster_m, geo.tiles_n,
-                       geo.raster, RASTER_GROUP // geo.cluster_m)
+                       geo.raster, geo.raster_group // geo.cluster_m)
     return pm * geo.cluster_m + bid % geo.cluster_m, n
 
 
@@ -103,6 +100,7 @@ class Geometry:
     k_tiles: int
     raster: str
     dtype: Any
+    raster_group: int = 8
     persistent: bool = False
     cluster_m: int = 1
     pingpong: bool = False
