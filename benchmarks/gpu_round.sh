@@ -96,6 +96,15 @@ case $1 in
     # the package (its K rule takes 4096^3) beside torch.mm and quack's best on the four large problems
     step "gemm-large-run$RUN" 240 python3 benchmarks/gemm.py --tuned --peer quack --dtypes bf16 fp16 --repeats 5 \
       --shapes 4096,4096,4096 8192,8192,8192 8192,28672,4096 16384,4096,14336 --json "$OUT/gemm-large-run$RUN.json"
+    # the grouped block order's group: 8 rows of 128 x 256 tiles a column put 82 MB of operands through the 50 MB L2
+    # in one wave at 8192^3, 16 rows 65 MB. Timed beside quack (the variant in rounds of its own: +-5% apart), then
+    # as a package of its own beside the default's in the same rounds: 0.96-1.04x, about +0.5% (NOTES #44: not taken)
+    step "gemm-raster-group-run$RUN" 300 python3 benchmarks/gemm.py --tuned --peer quack --dtypes bf16 fp16 \
+      --repeats 5 --variant raster_group=16 --shapes 8192,8192,8192 16384,4096,14336 4096,4096,4096 \
+      8192,28672,4096 --json "$OUT/gemm-raster-group-run$RUN.json"
+    step "gemm-raster-group-rounds-run$RUN" 200 python3 benchmarks/gemm_between_calls.py --dtypes bf16 fp16 \
+      --shapes 8192,8192,8192 16384,4096,14336 8192,28672,4096 4096,4096,4096 --design raster_group_16 \
+      --json "$OUT/gemm-raster-group-rounds-run$RUN.json"
     # where the sub-tiled epilogue's fourth stage pays (#37: +2-11% at 4096^3, -2 to -7% at 8192^3 fp16): the Ms
     # between the small-M picks and the large shapes, at K = 4096 and 8192, beside the default the package picks there
     step "gemm-subtiles-range-run$RUN" 240 python3 benchmarks/gemm.py --tuned --no-package --dtypes bf16 fp16 \

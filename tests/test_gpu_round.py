@@ -45,8 +45,27 @@ def test_every_profile_it_records_is_a_run_of_profile_kernels():
     assert only and set(only) <= {name for name, *_ in runs}
 
 
+def _section(kernel: str) -> str:
+    """The script's ``case`` branch of one round (``gemm)`` or ``attention)``)."""
+    text = _round_text()
+    start = text.index(f"  {kernel})\n")
+    return text[start:text.index("\n    ;;", start)]
+
+
+def _params_variants(text: str) -> list[str]:
+    return re.findall(r"--(?:variant|param) ((?:\w+=\w+,?)+)", text)  # the profiles' --param too
+
+
+def test_every_gemm_params_variant_it_times_builds_a_safe_design():
+    read_params = runpy.run_path(str(ROUND.parent / "gemm.py"))["_params"]  # as the benchmark reads them
+    variants = _params_variants(_section("gemm"))
+    assert "raster_group=16" in variants
+    for variant in variants:
+        assert check(gemm_sm90.design(**read_params(variant.split(",")))).ok, variant
+
+
 def test_every_attention_variant_it_times_builds_a_safe_design():
-    variants = re.findall(r"--(?:variant|param) ((?:\w+=\w+,?)+)", _round_text())  # the profiles' --param too
+    variants = _params_variants(_section("attention"))
     read_params = runpy.run_path(str(ROUND.parent / "attention.py"))["_params"]  # as the benchmark reads them
     assert variants
     for variant in variants:

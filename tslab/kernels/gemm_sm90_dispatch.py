@@ -97,6 +97,8 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "swap_64x256": SWAP_64x256, "swap_128x128": SWAP_128x128, "swap_128x160": SWAP_128x160,
     "swap_128x192": SWAP_128x192, "swap_pingpong_128x128": SWAP_PINGPONG_128x128,
     "warp_release": {"per_warp_release": True},
+    # the default's grouped block order 16 rows of tiles deep, not 8 (NOTES #44: 0.96-1.04x, not taken)
+    "raster_group_16": {"raster_group": 16},
     # what cuBLAS runs where ours differs (benchmarks/NOTES.md #34): 13 stages at M = 64, a cluster at M = 256
     "swap_64x64_13": {**SWAP_64x64, "stages": 13},
     "pingpong_128x128_pairs": {**PINGPONG_128x128, "cluster_m": 2},
