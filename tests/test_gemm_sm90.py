@@ -123,15 +123,33 @@ def test_pingpong_is_safe_with_whole_tiles_per_warpgroup_and_reallocated_registe
     v = tslab.check(d, strategy=strategy)
     assert v.status == "SAFE" and v.smem_total == 4 * (128 + 192) * 64 * 2 + 128 * 192 * 2
     tasks = {t.name: t for t in gemm_sm90.build(**gemm_sm90.PINGPONG).tasks}
-    mma = gemm_sm90.PINGPONG_REGISTERS["mma"]
+    mma = gemm_sm90.REGISTER_SPLIT["mma"]
     assert [(tasks[f"MmaTask{wg}"].warp_idx, tasks[f"MmaTask{wg}"].num_warps, tasks[f"MmaTask{wg}"].num_registers)
             for wg in (0, 1)] == [(0, 4, mma), (4, 4, mma)]
     assert "MmaTask" not in tasks
     assert [(t.warp_idx, t.num_warps, t.num_registers) for t in (tasks["LoadTask"], tasks["EpilogueTask"])] == [
         (8, 1, 40), (9, 3, 40)]
     assert gemm_sm90.block_warps(d.params) == 12
-    regs = gemm_sm90.PINGPONG_REGISTERS
+    regs = gemm_sm90.REGISTER_SPLIT
     assert 2 * 128 * regs["mma"] + 128 * regs["other"] <= 65536
+
+
+def test_a_cooperative_tile_past_128_accumulators_a_thread_takes_the_register_split():
+    """256 x 192 with two cooperative warpgroups needs 192 fp32 accumulators a thread: the MMA task gets the
+    ping-pong's setmaxnreg budget and the load and epilogue warps (three epilogue warps, a warpgroup with the load
+    warp) give theirs up. 128 x 256 keeps an even budget, one epilogue warp and ten warps a block."""
+    params = {"tile_m": 256, "tile_n": 192, "stages": 3, "epilogue": "subtiles"}
+    d = gemm_sm90.design(**params)
+    assert gemm_sm90.register_split(d.params) and gemm_sm90.accumulator_registers(d.params) == 192
+    assert tslab.check(d).status == "SAFE"
+    tasks = {t.name: t for t in gemm_sm90.build(**params).tasks}
+    regs = gemm_sm90.REGISTER_SPLIT
+    assert [(t.warp_idx, t.num_warps, t.num_registers) for t in tasks.values()] == [
+        (8, 1, regs["other"]), (0, 8, regs["mma"]), (9, 3, regs["other"])]
+    assert gemm_sm90.block_warps(d.params) == 12
+    default = {t.name: t for t in gemm_sm90.build().tasks}
+    assert [(t.num_warps, t.num_registers) for t in default.values()] == [(1, None), (8, None), (1, None)]
+    assert gemm_sm90.block_warps(gemm_sm90.PARAMS) == 10
 
 
 ALL_THREADS = {"consumer_group": {"agent": "Thread", "size": 256}}
@@ -171,9 +189,9 @@ def test_ring_edits_that_break_the_cluster_are_invalid(params, edit, match):
     ({"schedule": "pingpong", "mma_warpgroups": 1, "tile_n": 128}, "param 'mma_warpgroups'.*two warpgroups"),
     ({"schedule": "pingpong", "persistent": False, "tile_n": 128}, "param 'persistent'.*take turns"),
     ({"schedule": "pingpong", "tile_n": 256}, r"256 fp32 accumulator registers.*'pingpong', over 192"),
-    ({"tile_n": 192, "mma_warpgroups": 1}, r"(?s)192 fp32 .*over 128.*schedule='pingpong'"),
-    # the hint offers only what would fit: two warpgroups of 128 rows each already hold 192 a thread here
-    ({"tile_m": 256, "tile_n": 192}, r"(?s)over 128\n  hint: use a smaller tile$"),
+    ({"tile_n": 256, "mma_warpgroups": 1}, r"(?s)256 fp32 .*over 192.*mma_warpgroups=2"),
+    # the hint offers only what would fit: two warpgroups of 128 rows each already hold 256 a thread here
+    ({"tile_m": 256, "tile_n": 256}, r"(?s)over 192\n  hint: use a smaller tile$"),
     ({"schedule": "pingpong", "tile_n": 256}, r"hint: use a smaller tile, e.g. gemm_sm90.PINGPONG's 128 x 192"),
 ])
 def test_invalid_combinations_name_the_param(params, match):

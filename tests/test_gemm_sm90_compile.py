@@ -22,7 +22,7 @@ def _compile(params: dict) -> dict:
 
 
 @pytest.mark.parametrize("name", ["default", "pingpong_128x128", "pairs", "swap_64x192", "swap_128x160_alone",
-                                  "swap_128x192_aliased", "subtiles", "swap_128x160_subtiles"])
+                                  "swap_128x192_aliased", "subtiles", "swap_128x160_subtiles", "coop_256x192"])
 def test_runtime_extents_keep_the_wgmmas_pipelined(name):
     """Before the epilogue waited for the wgmmas on every path, ptxas could not tell the branch that skips a runtime
     K loop from the one after it: C7517 in every design, and in ping-pong C7511 with a warpgroup arrive and wait
@@ -91,3 +91,13 @@ def test_a_raster_group_of_16_compiles_clean_and_walks_its_groups_by_a_mask_of_1
     for op, ours, theirs in (("and.b32", "15", "7"), ("shr.s32", "4", "3")):
         assert immediates(out["ptx"], op) - immediates(default, op) == {ours}, op
         assert immediates(default, op) - immediates(out["ptx"], op) == {theirs}, op
+
+
+def test_a_cooperative_256_x_192_tile_moves_registers_to_its_mma_warpgroups():
+    """192 accumulators a thread fit only with the register split: setmaxnreg raises the MMA warpgroups to 232 and
+    lowers the load and epilogue warps' warpgroup to 40, and nothing spills."""
+    out = _compile(CANDIDATES["coop_256x192"])
+    regs = gemm_sm90.REGISTER_SPLIT
+    assert re.search(rf"setmaxnreg\.inc\.sync\.aligned\.u32\s+{regs['mma']}\b", out["ptx"])
+    assert re.search(rf"setmaxnreg\.dec\.sync\.aligned\.u32\s+{regs['other']}\b", out["ptx"])
+    assert out["spill_stores"] == 0 and out["spill_loads"] == 0, out["log"][-2000:]

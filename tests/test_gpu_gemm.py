@@ -161,6 +161,15 @@ def test_subtiled_epilogue_serves_every_shape(params, dtype):
     _check_runtime_shapes(gemm_sm90.design(dtype=dtype, **params), SWAP_SHAPES)
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("params", [dispatch.CANDIDATES["coop_256x192"],
+                                    {**dispatch.CANDIDATES["coop_256x192"], "cluster_m": 2}], ids=["alone", "pairs"])
+def test_register_split_cooperative_tile_serves_every_shape(params, dtype):
+    """256 x 192 cooperative, 192 accumulators a thread with setmaxnreg (twelve warps, three epilogue warps), runtime
+    M, N, K: correct and every element written on 20 shapes (M = 1, edges, K tails, fewer tiles than SMs)."""
+    _check_runtime_shapes(gemm_sm90.design(dtype=dtype, **params), SWAP_SHAPES)
+
+
 def test_swapped_static_compile_matches_fp32_reference():
     out = _gemm_run(resolve(gemm_sm90.design(**dispatch.SWAP_64x256), (256, 8192, 8192)), seed=5)
     assert out["unwritten"] == 0 and out["rel_error"] <= tolerance(out, out["dtype"]), out

@@ -15,6 +15,8 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets)::
                all) -> release k-1 (advance_on_wait); tail: release last; acquire -> accumulators -> SMEM -> commit
                --> smem_epi
     smem_epi --EpilogueTask [warp W+1]: wait -> TMA store C -> release--------------> gmem_c
+    (warps W+1..W+3 with the register split: a cooperative tile of more than 128 accumulators a thread, e.g.
+    256 x 192, takes ping-pong's setmaxnreg budget, ``REGISTER_SPLIT``; one of the three warps stores)
     persistent=True: each task's body above sits in ``work_tile_loop(work_queue)`` and ends with
     work_queue: wait -> get_and_advance_work_tile -> release
 
@@ -125,12 +127,15 @@ EPILOGUE_RING = 2
 #: How the MMA warpgroups share the work: ``cooperative`` splits each tile's rows between them; ``pingpong`` gives
 #: each warpgroup whole tiles in turns, so one's epilogue overlaps the other's mainloop.
 MMA_SCHEDULES = ("cooperative", "pingpong")
-#: fp32 accumulator registers per MMA thread each schedule allows (the rest hold addresses, loop state and the
-#: epilogue's conversions): ping-pong raises its MMA warpgroups' budget with setmaxnreg.
-MAX_ACC_REGISTERS = {"cooperative": 128, "pingpong": 192}
-#: Ping-pong's register split (setmaxnreg, per thread): the MMA warpgroups take what the warpgroup of the load and
-#: epilogue warps gives up; 2 x 128 x 232 + 128 x 40 = 64,512 of the SM's 65,536.
-PINGPONG_REGISTERS = {"mma": 232, "other": 40}
+#: fp32 accumulator registers per MMA thread: up to ``UNSPLIT_ACC_REGISTERS`` in an even register budget (the rest
+#: hold addresses, loop state and the epilogue's conversions), up to ``MAX_ACC_REGISTERS`` with the register split.
+UNSPLIT_ACC_REGISTERS = 128
+MAX_ACC_REGISTERS = 192
+#: The register split (setmaxnreg, per thread), which ping-pong always takes and a cooperative tile takes when its
+#: accumulators need more than ``UNSPLIT_ACC_REGISTERS`` (256 x 192: 192 a thread, as quack's 256 x 208 takes 208):
+#: the MMA warpgroups take what the warpgroup of the load and epilogue warps gives up; 2 x 128 x 232 + 128 x 40 =
+#: 64,512 of the SM's 65,536.
+REGISTER_SPLIT = {"mma": 232, "other": 40}
 
 
 def epilogue_subtile(params: dict[str, Any]) -> tuple[int, int]:
@@ -152,10 +157,23 @@ def epilogue_groups(params: dict[str, Any]) -> tuple[int, int]:
     return subtiles // per_group, per_group
 
 
+def accumulator_registers(params: dict[str, Any]) -> int:
+    """fp32 accumulator registers per MMA thread: a tile's rows are split between cooperative warpgroups, while a
+    ping-pong warpgroup holds a whole tile."""
+    sharing = 1 if params["schedule"] == "pingpong" else params["mma_warpgroups"]
+    return params["tile_m"] * params["tile_n"] // (128 * sharing)
+
+
+def register_split(params: dict[str, Any]) -> bool:
+    """Whether the block moves registers to its MMA warpgroups with setmaxnreg (``REGISTER_SPLIT``): always in
+    ping-pong, and for a cooperative tile whose accumulators would not fit an even budget."""
+    return params["schedule"] == "pingpong" or accumulator_registers(params) > UNSPLIT_ACC_REGISTERS
+
+
 def epilogue_warps(params: dict[str, Any]) -> int:
-    """Warps of the epilogue task: one, or three in ping-pong, where the load warp and the epilogue warps form the
-    warpgroup whose registers setmaxnreg lowers (one of the three issues the stores)."""
-    return 3 if params["schedule"] == "pingpong" else 1
+    """Warps of the epilogue task: one, or three with the register split, where the load warp and the epilogue warps
+    form the warpgroup whose registers setmaxnreg lowers (one of the three issues the stores)."""
+    return 3 if register_split(params) else 1
 
 
 def block_warps(params: dict[str, Any]) -> int:
@@ -200,8 +218,8 @@ def validate(params: dict[str, Any]) -> None:
         raise bad("tile_k", f"tile_k={p['tile_k']!r} is not 64 or 128",
                   "a K tile is one or two 128-byte swizzle rows of 16-bit elements")
     sharing = 1 if pingpong else p["mma_warpgroups"]
-    acc = p["tile_m"] * p["tile_n"] // (128 * sharing)
-    limit = MAX_ACC_REGISTERS[p["schedule"]]
+    acc = accumulator_registers(p)
+    limit = MAX_ACC_REGISTERS
     if acc > limit:
         raise bad("tile_n", f"tile_m x tile_n = {p['tile_m']} x {p['tile_n']} needs {acc} fp32 accumulator registers "
                   f"per thread with {sharing} warpgroup(s) per tile in schedule={p['schedule']!r}, over {limit}",
@@ -229,12 +247,11 @@ def validate(params: dict[str, Any]) -> None:
 
 
 def _accumulator_hint(p: dict[str, Any], pingpong: bool) -> str:
-    """What would fit the accumulators: a smaller tile, and only the other options that would."""
+    """What would fit the accumulators: a smaller tile, and two cooperative warpgroups where they would."""
     options = ["a smaller tile" + (", e.g. gemm_sm90.PINGPONG's 128 x 192" if pingpong else "")]
-    if not pingpong and p["mma_warpgroups"] == 1 and p["tile_m"] % 128 == 0:
+    halves = p["tile_m"] % 128 == 0 and p["tile_m"] * p["tile_n"] // 256 <= MAX_ACC_REGISTERS
+    if not pingpong and p["mma_warpgroups"] == 1 and halves:
         options.append("mma_warpgroups=2 (each warpgroup holds half the rows)")
-    if not pingpong and p["tile_m"] * p["tile_n"] // 128 <= MAX_ACC_REGISTERS["pingpong"]:
-        options.append(f"schedule='pingpong' (a warpgroup holds up to {MAX_ACC_REGISTERS['pingpong']})")
     return "use " + ", or ".join(options)
 
 
@@ -366,15 +383,17 @@ def make_tasks(params: dict[str, Any], *, k_tiles: int, geo: "Geometry | None" =
     schedules = _schedules(gmem_ab, smem_ab, smem_epi, gmem_c, wq, k_tiles, groups, pdl)
     queue = [wq] if wq is not None else []
     pingpong = p["schedule"] == "pingpong"
-    other_registers = PINGPONG_REGISTERS["other"] if pingpong else None
+    split = register_split(p)
+    other_registers = REGISTER_SPLIT["other"] if split else None
     accumulators = gpu.get("accumulators") or (None, None)
     if pingpong:  # one task per warpgroup, each with accumulators of its own
         mma_tasks = [MmaTask(name=f"MmaTask{wg}", src_resources=[smem_ab, *queue], dst_resources=[smem_epi],
-                             warp_idx=4 * wg, num_warps=4, num_registers=PINGPONG_REGISTERS["mma"],
+                             warp_idx=4 * wg, num_warps=4, num_registers=REGISTER_SPLIT["mma"],
                              schedule=schedules["mma"](), accumulators=accumulators[wg]) for wg in (0, 1)]
     else:
         mma_tasks = [MmaTask(name="MmaTask", src_resources=[smem_ab, *queue], dst_resources=[smem_epi], warp_idx=0,
-                             num_warps=load_warp, schedule=schedules["mma"](), accumulators=accumulators[0])]
+                             num_warps=load_warp, num_registers=REGISTER_SPLIT["mma"] if split else None,
+                             schedule=schedules["mma"](), accumulators=accumulators[0])]
     tasks = [
         Task(name="LoadTask", src_resources=[gmem_ab, *pdl[:1], *queue], dst_resources=[smem_ab, *pdl[1:]],
              warp_idx=load_warp,

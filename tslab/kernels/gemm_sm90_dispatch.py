@@ -97,6 +97,9 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "swap_64x256": SWAP_64x256, "swap_128x128": SWAP_128x128, "swap_128x160": SWAP_128x160,
     "swap_128x192": SWAP_128x192, "swap_pingpong_128x128": SWAP_PINGPONG_128x128,
     "warp_release": {"per_warp_release": True},
+    # a 256 x 192 cooperative tile, 192 accumulators a thread with the register split (quack's best in fp16 on two
+    # of the four large shapes is its 256 x 208): 110 multiply-adds per operand element against 128 x 256's 85
+    "coop_256x192": {"tile_m": 256, "tile_n": 192, "stages": 3, "epilogue": "subtiles"},
     # the default's grouped block order 16 rows of tiles deep, not 8 (NOTES #44: 0.96-1.04x, not taken)
     "raster_group_16": {"raster_group": 16},
     # what cuBLAS runs where ours differs (benchmarks/NOTES.md #34): 13 stages at M = 64, a cluster at M = 256
