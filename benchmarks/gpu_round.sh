@@ -105,6 +105,21 @@ case $1 in
     step "gemm-raster-group-rounds-run$RUN" 200 python3 benchmarks/gemm_between_calls.py --dtypes bf16 fp16 \
       --shapes 8192,8192,8192 16384,4096,14336 8192,28672,4096 4096,4096,4096 --design raster_group_16 \
       --json "$OUT/gemm-raster-group-rounds-run$RUN.json"
+    # a 256 x 192 cooperative tile with the register split (quack's 256 x 208 leads fp16 by 2-5% at (16384, 4096,
+    # 14336) and (8192, 28672, 4096), NOTES next step 3): its GPU tests, then beside quack, then as a package beside
+    # the default's in the same rounds
+    step gemm-wide-coop-tests 200 "${PYTEST[@]}" tests/test_gpu_gemm.py -k register_split
+    step "gemm-wide-coop-run$RUN" 300 python3 benchmarks/gemm.py --tuned --peer quack --dtypes fp16 bf16 \
+      --repeats 5 --variant coop_256x192 --shapes 16384,4096,14336 8192,28672,4096 8192,8192,8192 4096,4096,4096 \
+      --json "$OUT/gemm-wide-coop-run$RUN.json"
+    step "gemm-wide-coop-rounds-run$RUN" 200 python3 benchmarks/gemm_between_calls.py --dtypes fp16 bf16 \
+      --shapes 16384,4096,14336 8192,28672,4096 8192,8192,8192 4096,4096,4096 --design coop_256x192 \
+      --json "$OUT/gemm-wide-coop-rounds-run$RUN.json"
+    # the abort at exit (3 of 7 runs, after the interpreter's finalization): six runs without torch.profiler's modes,
+    # six with them; aborts only with them point at the profiler's CUPTI buffers (pytorch/pytorch#195207)
+    step gemm-exit-abort 240 bash -c 'for modes in "loop graph isolated" "trace trace-alone"; do
+        for i in 1 2 3 4 5 6; do python3 benchmarks/gemm_between_calls.py --dtypes bf16 --shapes 320,8192,8192 \
+          --repeats 2 --modes $modes >/dev/null 2>&1; echo "modes $modes: run $i exit $?"; done; done'
     # where the sub-tiled epilogue's fourth stage pays (#37: +2-11% at 4096^3, -2 to -7% at 8192^3 fp16): the Ms
     # between the small-M picks and the large shapes, at K = 4096 and 8192, beside the default the package picks there
     step "gemm-subtiles-range-run$RUN" 240 python3 benchmarks/gemm.py --tuned --no-package --dtypes bf16 fp16 \
