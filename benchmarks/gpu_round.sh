@@ -106,7 +106,7 @@ case $1 in
       --shapes 8192,8192,8192 16384,4096,14336 8192,28672,4096 4096,4096,4096 --design raster_group_16 \
       --json "$OUT/gemm-raster-group-rounds-run$RUN.json"
     # a 256 x 192 cooperative tile with the register split (quack's 256 x 208 leads fp16 by 2-5% at (16384, 4096,
-    # 14336) and (8192, 28672, 4096), NOTES next step 3): its GPU tests, then beside quack, then as a package beside
+    # 14336) and (8192, 28672, 4096), NOTES #45): its GPU tests, then beside quack, then as a package beside
     # the default's in the same rounds
     step gemm-wide-coop-tests 200 "${PYTEST[@]}" tests/test_gpu_gemm.py -k register_split
     step "gemm-wide-coop-run$RUN" 300 python3 benchmarks/gemm.py --tuned --peer quack --dtypes fp16 bf16 \

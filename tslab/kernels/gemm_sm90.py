@@ -217,12 +217,12 @@ def validate(params: dict[str, Any]) -> None:
     if p["tile_k"] not in (64, 128):
         raise bad("tile_k", f"tile_k={p['tile_k']!r} is not 64 or 128",
                   "a K tile is one or two 128-byte swizzle rows of 16-bit elements")
-    sharing = 1 if pingpong else p["mma_warpgroups"]
     acc = accumulator_registers(p)
-    limit = MAX_ACC_REGISTERS
-    if acc > limit:
+    if acc > MAX_ACC_REGISTERS:
+        sharing = 1 if pingpong else p["mma_warpgroups"]
         raise bad("tile_n", f"tile_m x tile_n = {p['tile_m']} x {p['tile_n']} needs {acc} fp32 accumulator registers "
-                  f"per thread with {sharing} warpgroup(s) per tile in schedule={p['schedule']!r}, over {limit}",
+                  f"per thread with {sharing} warpgroup(s) per tile in schedule={p['schedule']!r}, "
+                  f"over {MAX_ACC_REGISTERS}",
                   _accumulator_hint(p, pingpong))
     if not isinstance(p["stages"], int) or p["stages"] < 2:
         raise bad("stages", f"stages={p['stages']!r} is below 2", "use 2 or more stages to overlap TMA and wgmma")
@@ -249,7 +249,7 @@ def validate(params: dict[str, Any]) -> None:
 def _accumulator_hint(p: dict[str, Any], pingpong: bool) -> str:
     """What would fit the accumulators: a smaller tile, and two cooperative warpgroups where they would."""
     options = ["a smaller tile" + (", e.g. gemm_sm90.PINGPONG's 128 x 192" if pingpong else "")]
-    halves = p["tile_m"] % 128 == 0 and p["tile_m"] * p["tile_n"] // 256 <= MAX_ACC_REGISTERS
+    halves = p["tile_m"] % 128 == 0 and accumulator_registers({**p, "mma_warpgroups": 2}) <= MAX_ACC_REGISTERS
     if not pingpong and p["mma_warpgroups"] == 1 and halves:
         options.append("mma_warpgroups=2 (each warpgroup holds half the rows)")
     return "use " + ", or ".join(options)

@@ -100,7 +100,7 @@ class Geometry:
     k_tiles: int
     raster: str
     dtype: Any
-    raster_group: int = 8
+    raster_group: int
     persistent: bool = False
     cluster_m: int = 1
     pingpong: bool = False
