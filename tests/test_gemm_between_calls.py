@@ -23,3 +23,17 @@ def test_each_call_is_measured_from_the_spins_end_and_may_hold_several_kernels()
 def test_kernels_before_any_prelude_are_not_a_call():
     spans, gaps = calls_after_prelude([("gemm", 0, 10), ("fill", 11, 20), ("spin", 20, 30)], PRELUDE)
     assert spans == [] and gaps == []
+
+
+def test_the_exit_after_the_profilers_modes_keeps_what_was_printed():
+    """The script ends without the interpreter's teardown after torch.profiler ran (its CUPTI buffers abort that
+    teardown now and then); what it printed to a pipe must still arrive, and the exit status be 0."""
+    import os
+    import subprocess
+
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); import gemm_between_calls as g; "
+              "print('table'); g._exit_without_teardown()")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a pipe's output is then buffered
+    done = subprocess.run([sys.executable, "-c", script, str(Path(__file__).resolve().parents[1] / "benchmarks")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0 and done.stdout == "table\n"
