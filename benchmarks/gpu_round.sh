@@ -115,11 +115,14 @@ case $1 in
     step "gemm-wide-coop-rounds-run$RUN" 200 python3 benchmarks/gemm_between_calls.py --dtypes fp16 bf16 \
       --shapes 16384,4096,14336 8192,28672,4096 8192,8192,8192 4096,4096,4096 --design coop_256x192 \
       --json "$OUT/gemm-wide-coop-rounds-run$RUN.json"
-    # the abort at exit (3 of 7 runs, after the interpreter's finalization): six runs without torch.profiler's modes,
-    # six with them; aborts only with them point at the profiler's CUPTI buffers (pytorch/pytorch#195207)
-    step gemm-exit-abort 240 bash -c 'for modes in "loop graph isolated" "trace trace-alone"; do
-        for i in 1 2 3 4 5 6; do python3 benchmarks/gemm_between_calls.py --dtypes bf16 --shapes 320,8192,8192 \
-          --repeats 2 --modes $modes >/dev/null 2>&1; echo "modes $modes: run $i exit $?"; done; done'
+    # the same tile in pairs of blocks sharing each B tile by multicast, as quack's 256 x 208 runs (2x1), beside it
+    step "gemm-wide-coop-pairs-run$RUN" 150 python3 benchmarks/gemm.py --tuned --no-package --dtypes fp16 bf16 \
+      --repeats 4 --variant coop_256x192 --variant tile_m=256,tile_n=192,stages=3,epilogue=subtiles,cluster_m=2 \
+      --shapes 8192,28672,4096 16384,4096,14336 8192,8192,8192 --json "$OUT/gemm-wide-coop-pairs-run$RUN.json"
+    # the abort at exit after torch.profiler's modes (2 of 7 runs with them, 0 of 6 without: pytorch/pytorch#195207):
+    # the script now ends without the interpreter's teardown when they ran; five runs with them, each to exit 0
+    step gemm-exit-abort 200 bash -c 'for i in 1 2 3 4 5; do python3 benchmarks/gemm_between_calls.py --dtypes bf16 \
+        --shapes 320,8192,8192 --repeats 2 --modes trace trace-alone >/dev/null 2>&1; echo "run $i exit $?"; done'
     # where the sub-tiled epilogue's fourth stage pays (#37: +2-11% at 4096^3, -2 to -7% at 8192^3 fp16): the Ms
     # between the small-M picks and the large shapes, at K = 4096 and 8192, beside the default the package picks there
     step "gemm-subtiles-range-run$RUN" 240 python3 benchmarks/gemm.py --tuned --no-package --dtypes bf16 fp16 \
@@ -221,6 +224,11 @@ case $1 in
       --causal yes --peer fa4 --repeats 4 --no-package --variant causal_order=longest_first \
       --variant mma_warpgroups=2 --variant mma_warpgroups=2,causal_order=longest_first --shapes 4,2048,32 \
       --json "$OUT/attention-d64-causal-short-run$RUN.json"
+    # SHORT_ROWS' bound (2,048 keys) was set before A32 made the default's loop shorter: SHORT_ROWS beside the
+    # default on both sides of it, to say whether the bound moves
+    step "attention-short-bound-run$RUN" 180 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
+      --causal no --peer fa4 --repeats 4 --no-package --variant persistent=True,q_stages=2 \
+      --shapes 4,2048,32 4,3072,32 4,4096,32 --json "$OUT/attention-short-bound-run$RUN.json"
     ;;
 esac
 echo "== round done at $(( $(date +%s) - started )) s"

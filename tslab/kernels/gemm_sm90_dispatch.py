@@ -98,7 +98,9 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "swap_128x192": SWAP_128x192, "swap_pingpong_128x128": SWAP_PINGPONG_128x128,
     "warp_release": {"per_warp_release": True},
     # a 256 x 192 cooperative tile, 192 accumulators a thread with the register split (quack's best in fp16 on two
-    # of the four large shapes is its 256 x 208): 110 multiply-adds per operand element against 128 x 256's 85
+    # of the four large shapes is its 256 x 208): 110 multiply-adds per operand element against 128 x 256's 85;
+    # NOTES #45: +1.9% at (8192, 28672, 4096), level to 8% behind at 8192^3 and (16384, 4096, 14336), 5-14% behind
+    # at 4096^3 (its waves less full): not taken
     "coop_256x192": {"tile_m": 256, "tile_n": 192, "stages": 3, "epilogue": "subtiles"},
     # the default's grouped block order 16 rows of tiles deep, not 8 (NOTES #44: 0.96-1.04x, not taken)
     "raster_group_16": {"raster_group": 16},
