@@ -15,7 +15,7 @@ from cutlass.experimental.task_scheduling.task import Task
 import tslab
 from tslab import gpu
 from tslab.gpu import profiling
-from tslab.gpu.timeline import Timeline, TimelineError, place, task_steps
+from tslab.gpu.timeline import Timeline, TimelineError, place, signal_resources, task_steps
 from tslab.kernels import design
 from tslab.kernels._teaching import Buffer, Sink, Source, async_pipeline
 
@@ -245,3 +245,26 @@ def test_a_wait_that_spans_the_whole_block_is_in_the_saved_timeline():
     assert all(r[8] < payload["shown_until_ns"] for r in payload["ranges"])
     small = t.to_mime(max_ranges=10)  # a range ending after the cut only enters when it started before it
     assert all(r[8] < small["shown_until_ns"] for r in small["ranges"]) and len(small["ranges"]) >= 10
+
+
+def test_a_wait_for_a_signal_reads_as_the_other_tasks_steps_not_memory():
+    """attention_sm90's turn (``mma_turn``) holds no buffer: TS's own lowering says so (no SMEM, no TMEM), and the
+    H200 profile's MmaTask1, which waits a third of its time for it, reads as waiting for MmaTask0's steps."""
+    assert signal_resources(task_steps(design("attention_sm90").lower().tasks)) == ["mma_turn"]
+    # not a global-memory source with no producing task (gemm_sm90's gmem_ab), not a work queue (gemm_sm100's)
+    assert signal_resources(task_steps(design("gemm_sm90").lower().tasks)) == []
+    assert signal_resources(task_steps(design("gemm_sm100").lower().tasks)) == []
+    recorded = Timeline.load(ROOT / "notebooks" / "data" / "h200_profile_attention_sm90.timeline.json.gz")
+    line = next(line for line in recorded.reading() if line.startswith("MmaTask1"))
+    assert "mma_turn holds no data" in line and "MmaTask0's own steps" in line and "data late" not in line
+
+
+def test_a_wait_for_the_tiles_result_reads_as_idle_by_design():
+    """A GEMM's epilogue waits once a work tile for C, which the MMA task commits after every K trip: not a stall.
+    A copy's store waits for data its load commits every trip: that one stays 'data late'."""
+    gemm = Timeline.load(ROOT / "notebooks" / "data" / "h200_profile_gemm_sm90.timeline.json.gz")
+    epilogue = next(line for line in gemm.reading() if line.startswith("EpilogueTask"))
+    assert "the tile's result" in epilogue and "MmaTask commits it" in epilogue and "not a stall" in epilogue
+    copy = Timeline.load(ROOT / "notebooks" / "data" / "h200_profile_tma_copy.timeline.json.gz")
+    store = next(line for line in copy.reading() if line.startswith("StoreTask"))
+    assert "data late" in store and "the tile's result" not in store

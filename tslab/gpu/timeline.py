@@ -78,6 +78,18 @@ class TaskSteps:
         return max(1, min(len(self.tile(t + 1)) - len(self.tile(t)) for t in range(1, 9)))
 
 
+def signal_resources(tasks: list[TaskSteps]) -> list[str]:
+    """Resources one task of the design produces and another waits on that hold no buffer (no SMEM, no TMEM): what
+    the producer commits is a signal, not data, as a ping-pong's turn (``mma_turn``), so a wait on one is a wait
+    for the other task's steps. A work queue carries tiles (in memory TS lays out itself), so it is not one."""
+    from cutlass.experimental.task_scheduling.resources import WorkQueue
+
+    produced = {r.name for t in tasks for r in t.task.dst_resources}
+    consumed = {r.name: r for t in tasks for r in t.task.src_resources if r.name in produced}
+    return sorted(name for name, r in consumed.items() if not isinstance(r, WorkQueue)
+                  and not r.get_smem_requirements() and not r.get_tmem_requirements())
+
+
 def task_steps(tasks: list[Any], stages: set[str] | None = None, resources: set[str] | None = None) -> list[TaskSteps]:
     """The TS tasks of a design as the timeline reads them, with the profiling filters TS was given."""
 
@@ -184,6 +196,7 @@ class Timeline:
         frame = pd.DataFrame(rows, columns=COLUMNS).astype({"iteration": "Int64"})
         meta = {k: job.get(k) for k in ("arch", "sms", "launch", "blocks", "names", "check", "buffer_bytes")}
         meta["overlapped_waits"] = {t.name: sorted(t.overlapped_waits) for t in tasks if t.overlapped_waits}
+        meta["signals"] = signal_resources(tasks)
         life = pd.DataFrame(lifetimes, columns=["block", "warp", "task", "start_ns", "end_ns"])
         block_us = float((life.end_ns.max() - life.start_ns.min()) / 1e3) if len(life) else 0.0
         marked, minimal = job.get("marked_spans_us") or [], job.get("minimal_spans_us") or []
@@ -229,11 +242,25 @@ class Timeline:
         # A resource both of whose sides mostly wait on each other: too few stages in flight to hide the latency.
         late = {top.step.rpartition(".")[0] for top in tops.values()
                 if top.waits_for == WAITS["ConsumerWait"] and top.share >= SHALLOW_SHARE}
+        signals = set(self.meta.get("signals") or ())
+        results = self._tile_results()
         for task, top in tops.items():
             said = f"{task} waited {top.share:.0%} of its time on {top.step}"
             resource = top.step.rpartition(".")[0]
             if top.waits_for.startswith("overlapped"):
                 lines.append(f"{said}, overlapped with its own in-flight MMAs: not a stall")
+            elif resource in signals:
+                consumer = top.waits_for == WAITS["ConsumerWait"]
+                other = " and ".join(self._sides(resource, producing=consumer) - {task}) or "the other side"
+                lines.append(f"{said} ({resource} holds no data: a signal {other} "
+                             f"{'gives' if consumer else 'hands back'} after the steps it holds it around, as a "
+                             f"ping-pong's turn): {other}'s own steps set this wait, not memory")
+            elif top.waits_for == WAITS["ConsumerWait"] and resource in results:
+                who = results[resource]
+                one = len(who) == 1
+                lines.append(f"{said} (the tile's result): {' and '.join(who)} commit{'s' if one else ''} it once a "
+                             f"work tile, after every trip of {'its loop' if one else 'their loops'}, so {task} waits "
+                             f"while {'it computes' if one else 'they compute'}: idle by design, not a stall")
             elif top.waits_for == WAITS["ConsumerWait"]:
                 lines.append(f"{said} (data late): the producing side or memory limits it")
             elif resource in late and top.share >= SHALLOW_SHARE:
@@ -245,6 +272,27 @@ class Timeline:
             else:
                 lines.append(f"{said} (no free stage): the ring rarely fills; more stages would not help")
         return lines
+
+    def _sides(self, resource: str, *, producing: bool) -> set[str]:
+        """The tasks with marked steps on ``resource``'s producing (or consuming) side."""
+        f = self.frame
+        side = f.stage.str.startswith("Producer" if producing else "Consumer")
+        return set(f[(f.resource == resource) & side].task)
+
+    def _tile_results(self) -> dict[str, list[str]]:
+        """Resources committed once a work tile by tasks whose loops run several trips a tile (an attention's O,
+        a GEMM's C): resource -> its producing tasks. A wait on one is a wait for the whole tile's work."""
+        f = self.frame
+        per = ["task", "block", "warp", "tile"]
+        commits = f[f.stage == "ProducerCommit"].groupby(["resource", *per]).size()
+        trips = f[f.section == "loop"].groupby(per).iteration.nunique()
+        out: dict[str, list[str]] = {}
+        for resource, rows in commits.groupby(level="resource"):
+            keys = rows.index.droplevel("resource")
+            looped = [trips.get(k, 0) for k in keys]
+            if rows.max() == 1 and looped and min(looped) >= 2:
+                out[resource] = sorted(set(keys.get_level_values("task")))
+        return out
 
     def replay(self, design: Any, block: int = 0) -> Any:
         """This run of one block as a path through the checked design's state space (see :func:`replay`)."""
