@@ -140,6 +140,10 @@ case $1 in
       --json "$OUT/gemm-package-small-m-run$RUN.json"
     step "gemm-package-quack-run$RUN" 200 python3 benchmarks/gemm.py --tuned --peer quack --dtypes fp16 bf16 \
       --repeats 5 --shapes 256,8192,8192 384,8192,8192 512,8192,8192 --json "$OUT/gemm-package-quack-run$RUN.json"
+    # and the other Ms of the targets beside quack's best (its swapped 128 x 128 ping-pong leads there)
+    step "gemm-quack-small-m-run$RUN" 150 python3 benchmarks/gemm.py --tuned --peer quack --dtypes fp16 bf16 \
+      --repeats 5 --shapes 64,8192,8192 128,8192,8192 192,8192,8192 320,8192,8192 \
+      --json "$OUT/gemm-quack-small-m-run$RUN.json"
     ;;
   attention)
     step attention-tests 300 "${PYTEST[@]}" tests/test_gpu_attention.py

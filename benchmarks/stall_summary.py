@@ -58,12 +58,29 @@ def summarize(prefix: Path) -> dict[str, Any]:
     by_reason["unnamed"] = 1 - sum(by_reason.values())  # Hopper's wgmma stalls have no column of their own
     opcode = loop["Source"].str.replace(r"^@!?U?P\w+\s+", "", regex=True).str.split().str[0].str.split(".").str[0]
     by_opcode = loop.groupby(opcode)["Warp Stall Sampling (All Samples)"].sum() / samples
+    out["sync"] = sync_shares(sass)
     out["loop"] = {"instructions": len(loop), "samples": int(samples),
                    "by_reason": {k: round(float(v), 3) for k, v in sorted(by_reason.items(), key=lambda kv: -kv[1])
                                  if v >= 0.005},
                    "by_opcode": {k: round(float(v), 3) for k, v in by_opcode.sort_values(ascending=False).items()
                                  if v >= 0.01}}
     return out
+
+
+def sync_shares(sass: Any) -> dict[str, float]:
+    """Shares of the whole kernel's stall samples at its synchronisation instructions, wherever they sit (a
+    try-wait's retry loop is out of line, outside the main loop): mbarrier try-waits (``SYNCS.PHASECHK``: TS's
+    rings, a ping-pong's turn among them), mbarrier arrives, and named barriers (``BAR``: flash-attn-4's turn),
+    with the branches that follow a try-wait (its retry)."""
+    column = "Warp Stall Sampling (All Samples)"
+    total = sass[column].sum()
+    source = sass["Source"].str.replace(r"^@!?U?P\w+\s+", "", regex=True)
+    after_wait = source.shift(1, fill_value="").str.startswith("SYNCS.PHASECHK") & source.str.startswith("BRA")
+    kinds = {"mbarrier_wait": source.str.startswith("SYNCS.PHASECHK") | after_wait,
+             "mbarrier_arrive": source.str.startswith("SYNCS.ARRIVE"),
+             "named_barrier": source.str.match(r"BAR\b")}
+    return {name: round(float(sass.loc[rows, column].sum() / total), 4) if total else 0.0
+            for name, rows in kinds.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
               f"slots {row['issue_slots_busy_pct']}%, {row['executed_instructions']:,.0f} instructions")
         print(f"  loop ({loop['instructions']} instructions): by reason {loop['by_reason']}")
         print(f"  by opcode {loop['by_opcode']}")
+        print(f"  the whole kernel's samples at synchronisation: {row['sync']}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

@@ -108,6 +108,12 @@ def test_the_k_v_loop_is_lean(params):
         # 23-41 a K/V tile when the GEMMs went through the tiled MMA over the staged fragment)
         assert ops["UMOV"] <= 12, ops
         assert sum(ops.values()) <= 10 * scores + 40, ops
+        # the trip's mbarrier operations: a try-wait each for K and V and a release of each (one instruction on a
+        # try-wait's fast path, its retry loop out of line), and the turn: two warpgroups one try-wait and one
+        # arrive, as a named barrier's BAR.SYNC / BAR.ARV would; three, in a ring of turns, wait for and release
+        # the turn before their own and acquire and give their own, four
+        turn = 2 if tasks == 2 else 4
+        assert ops["SYNCS"] <= 4 + turn, ops
         if not p["causal"]:
             # K/V tiles go last to first, so only the head's can reach past seqlen_k: the loop checks no mask.
             # (With the check, 582 instructions a tile at head_dim 128 instead of 456: its compare and branch

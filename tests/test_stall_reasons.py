@@ -47,7 +47,11 @@ def _write_report(prefix: Path) -> None:
         '"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed","stall_wait","stall_barrier"\n'
         '"0x0","HGMMA.64x128x16.F32 R24, gdesc[UR8], R24","30","10","20","0"\n'
         '"0x10","WARPGROUP.DEPBAR.LE gsb0, 0x0","70","10","0","60"\n'
-        '"0x20","@!P0 BRA 0x0","500","50","0","0"\n')
+        '"0x20","@!P0 BRA 0x0","500","50","0","0"\n'
+        '"0x30","SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4+0x30060], R6","100","20","0","0"\n'
+        '"0x40","@!P0 BRA 0x30","100","20","0","0"\n'
+        '"0x50","SYNCS.ARRIVE.TRANS64.ART0 RZ, [UR32+0x30068], R10","50","20","0","0"\n'
+        '"0x60","BAR.SYNC.DEFER_BLOCKING 0x1, 0x100","150","20","0","0"\n')
 
 
 def test_the_summary_reads_the_loop_and_its_stall_shares(tmp_path):
@@ -61,3 +65,6 @@ def test_the_summary_reads_the_loop_and_its_stall_shares(tmp_path):
     assert loop["instructions"] == 2 and loop["samples"] == 100  # the wait outside the loop left out
     assert loop["by_reason"] == {"barrier": 0.6, "wait": 0.2, "unnamed": 0.2}
     assert loop["by_opcode"] == {"WARPGROUP": 0.7, "HGMMA": 0.3}
+    # the whole kernel's 1,000 samples: a try-wait and its retry branch (not the branch after a wgmma wait), an
+    # arrive, a named barrier
+    assert row["sync"] == {"mbarrier_wait": 0.2, "mbarrier_arrive": 0.05, "named_barrier": 0.15}
