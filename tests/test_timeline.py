@@ -268,3 +268,11 @@ def test_a_wait_for_the_tiles_result_reads_as_idle_by_design():
     copy = Timeline.load(ROOT / "notebooks" / "data" / "h200_profile_tma_copy.timeline.json.gz")
     store = next(line for line in copy.reading() if line.startswith("StoreTask"))
     assert "data late" in store and "the tile's result" not in store
+
+
+def test_a_profile_keeps_its_signals_for_the_reading():
+    """What a profile job becomes keeps the design's signals (here none: gemm_sm90's resources all hold data), so
+    a saved timeline reads the same after loading."""
+    t = timeline("gemm_sm90_replay", "gemm_sm90")
+    assert t.meta["signals"] == []
+    assert Timeline.from_dict(t.to_dict()).reading() == t.reading()
