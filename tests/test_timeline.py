@@ -276,3 +276,18 @@ def test_a_profile_keeps_its_signals_for_the_reading():
     t = timeline("gemm_sm90_replay", "gemm_sm90")
     assert t.meta["signals"] == []
     assert Timeline.from_dict(t.to_dict()).reading() == t.reading()
+
+
+def test_one_trip_reads_step_by_step_with_the_work_each_step_ran():
+    """The H100 recording of attention's default: trip 10 of each task's loop, in time order from its first step,
+    each step named with its work from the schedule TS expanded (the trip tutorial 10 reads)."""
+    recorded = Timeline.load(ROOT / "notebooks" / "data" / "h100_profile_attention_default.timeline.json.gz")
+    trip = recorded.trip(design("attention_sm90"), 10)
+    assert trip.start_ns.iloc[0] == 0 and trip.start_ns.is_monotonic_increasing
+    mma0 = list(trip[trip.task == "MmaTask0"].step)
+    assert mma0[:3] == ["smem_kv.ConsumerWait", "mma_turn.ProducerAcquire", "smem_kv.ConsumerWork(multiply_qk)"]
+    assert "smem_q.ConsumerWork(softmax)" in mma0 and "mma_turn.ConsumerWork(take)" in list(trip.step)
+    with pytest.raises(TimelineError, match=r"no loop trip 99 .* 30 \(MmaTask0\)"):
+        recorded.trip(design("attention_sm90"), 99)
+    with pytest.raises(TimelineError, match="pass the design that was profiled"):
+        recorded.trip(design("gemm_sm90"), 1)

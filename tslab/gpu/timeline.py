@@ -294,6 +294,33 @@ class Timeline:
                 out[resource] = sorted(set(keys.get_level_values("task")))
         return out
 
+    def trip(self, design: Any, iteration: int, *, block: int = 0, tile: int = 0) -> pd.DataFrame:
+        """Loop trip ``iteration`` of every task, as it ran in ``block``'s work tile ``tile``: each task's first
+        profiled warp's steps of that trip in time order, named with the work they ran (``design``'s schedule as TS
+        expanded it), each from the trip's first step (``start_ns``) and how long it took. Read down it to see who
+        waits for whom within one trip."""
+        from ..core.tables import schedule_table
+
+        if design.kernel != self.kernel:
+            raise TimelineError(f"this timeline is of '{self.kernel}', the design is of '{design.kernel}': pass the "
+                                "design that was profiled")
+        f = self.frame
+        loop = f[(f.block == block) & (f.tile == tile) & (f.section == "loop")]
+        first_warp = loop.groupby("task").warp.min()
+        rows = loop[(loop.iteration == iteration) & (loop.warp == loop.task.map(first_warp))]
+        if rows.empty:
+            trips = loop.groupby("task").iteration.max()
+            raise TimelineError(f"no loop trip {iteration} in block {block}, work tile {tile}: its tasks' loops ran "
+                                f"trips 0 to {', '.join(f'{int(n)} ({t})' for t, n in trips.items())}"
+                                if len(trips) else f"no loop steps in block {block}, work tile {tile}")
+        labels = schedule_table(design.lower().tasks)[["task", "section", "index", "label"]]
+        rows = rows.merge(labels, on=["task", "section", "index"], how="left")
+        work = rows.label.map(lambda w: f"({w})" if isinstance(w, str) else "")
+        out = pd.DataFrame({"start_ns": rows.start_ns - rows.start_ns.min(), "task": rows.task,
+                            "step": rows.resource + "." + rows.stage + work, "duration_ns": rows.duration_ns,
+                            "warp": rows.warp})
+        return out.sort_values(["start_ns", "warp"], kind="stable", ignore_index=True).drop(columns="warp")
+
     def replay(self, design: Any, block: int = 0) -> Any:
         """This run of one block as a path through the checked design's state space (see :func:`replay`)."""
         return replay(self, design, block)
