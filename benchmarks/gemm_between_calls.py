@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import statistics
 import sys
 from collections.abc import Callable
@@ -310,18 +309,10 @@ def main(argv: list[str] | None = None) -> int:
             json.dump(rows, fh, indent=1)
     _print_table(rows)
     if {"trace", "trace-alone"} & set(args.modes):
-        _exit_without_teardown()
+        from profiler_exit import exit_without_teardown
+
+        exit_without_teardown()  # torch.profiler ran: its CUPTI buffers abort the interpreter's teardown now and then
     return 0
-
-
-def _exit_without_teardown() -> None:
-    """End the process here, every result written and flushed, without the interpreter's teardown: after
-    torch.profiler has run, that teardown aborts in about one run of three (``double free``, ``munmap_chunk()``),
-    as torch frees CUPTI activity buffers CUPTI may still write (pytorch/pytorch#195207, #195471). Without the
-    profiler's modes no run has aborted (benchmarks/NOTES.md, 2026-12-06, night)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
 
 
 if __name__ == "__main__":

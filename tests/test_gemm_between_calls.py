@@ -31,8 +31,8 @@ def test_the_exit_after_the_profilers_modes_keeps_what_was_printed():
     import os
     import subprocess
 
-    script = ("import sys; sys.path.insert(0, sys.argv[1]); import gemm_between_calls as g; "
-              "print('table'); g._exit_without_teardown()")
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); from profiler_exit import exit_without_teardown; "
+              "print('table'); exit_without_teardown()")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a pipe's output is then buffered
     done = subprocess.run([sys.executable, "-c", script, str(Path(__file__).resolve().parents[1] / "benchmarks")],
                           capture_output=True, text=True, timeout=120, env=env)
