@@ -19,7 +19,7 @@ import statistics
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from gemm import SHORT_DTYPES as DTYPES
 
@@ -100,7 +100,7 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
                   f"x{kernel['launches_per_call']:g}\n    {kernel['name'][:220]}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> NoReturn:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ms", nargs="*", type=int, default=[64, 128, 192, 256, 320, 384, 512])
     parser.add_argument("--nk", default="8192,8192", help="N,K of the GEMMs (default 8192,8192)")

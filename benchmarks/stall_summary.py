@@ -50,13 +50,15 @@ def summarize(prefix: Path) -> dict[str, Any]:
                                                                          "Instructions Executed")]
     for column in numeric:
         sass[column] = pd.to_numeric(sass[column].astype(str).str.replace(",", ""), errors="coerce").fillna(0)
+    # each instruction without its predicate (``@!P0 BRA ...`` -> ``BRA ...``), for the opcode tables
+    sass["instruction"] = sass["Source"].str.replace(r"^@!?U?P\w+\s+", "", regex=True)
     executed = sass["Instructions Executed"]
     loop = sass[executed == executed[sass["Source"].str.contains("HGMMA")].max()]
     samples = loop["Warp Stall Sampling (All Samples)"].sum()
     reasons = [c for c in numeric if c.startswith("stall_") and "(Not Issued)" not in c]
     by_reason = {c.removeprefix("stall_"): loop[c].sum() / samples for c in reasons}
     by_reason["unnamed"] = 1 - sum(by_reason.values())  # Hopper's wgmma stalls have no column of their own
-    opcode = loop["Source"].str.replace(r"^@!?U?P\w+\s+", "", regex=True).str.split().str[0].str.split(".").str[0]
+    opcode = loop["instruction"].str.split().str[0].str.split(".").str[0]
     by_opcode = loop.groupby(opcode)["Warp Stall Sampling (All Samples)"].sum() / samples
     out["sync"] = sync_shares(sass)
     out["loop"] = {"instructions": len(loop), "samples": int(samples),
@@ -68,13 +70,14 @@ def summarize(prefix: Path) -> dict[str, Any]:
 
 
 def sync_shares(sass: Any) -> dict[str, float]:
-    """Shares of the whole kernel's stall samples at its synchronisation instructions, wherever they sit (a
+    """Shares of the whole kernel's stall samples (``sass``: ncu's source page with each ``instruction`` without
+    its predicate) at its synchronisation instructions, wherever they sit (a
     try-wait's retry loop is out of line, outside the main loop): mbarrier try-waits (``SYNCS.PHASECHK``: TS's
     rings, a ping-pong's turn among them), mbarrier arrives, and named barriers (``BAR``: flash-attn-4's turn),
     with the branches that follow a try-wait (its retry)."""
     column = "Warp Stall Sampling (All Samples)"
     total = sass[column].sum()
-    source = sass["Source"].str.replace(r"^@!?U?P\w+\s+", "", regex=True)
+    source = sass["instruction"]
     after_wait = source.shift(1, fill_value="").str.startswith("SYNCS.PHASECHK") & source.str.startswith("BRA")
     kinds = {"mbarrier_wait": source.str.startswith("SYNCS.PHASECHK") | after_wait,
              "mbarrier_arrive": source.str.startswith("SYNCS.ARRIVE"),

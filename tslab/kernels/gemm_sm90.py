@@ -157,11 +157,15 @@ def epilogue_groups(params: dict[str, Any]) -> tuple[int, int]:
     return subtiles // per_group, per_group
 
 
+def warpgroups_per_tile(params: dict[str, Any]) -> int:
+    """MMA warpgroups that share one tile's rows: all of them when cooperative, one in ping-pong."""
+    return 1 if params["schedule"] == "pingpong" else params["mma_warpgroups"]
+
+
 def accumulator_registers(params: dict[str, Any]) -> int:
     """fp32 accumulator registers per MMA thread: a tile's rows are split between cooperative warpgroups, while a
     ping-pong warpgroup holds a whole tile."""
-    sharing = 1 if params["schedule"] == "pingpong" else params["mma_warpgroups"]
-    return params["tile_m"] * params["tile_n"] // (128 * sharing)
+    return params["tile_m"] * params["tile_n"] // (128 * warpgroups_per_tile(params))
 
 
 def register_split(params: dict[str, Any]) -> bool:
@@ -219,9 +223,8 @@ def validate(params: dict[str, Any]) -> None:
                   "a K tile is one or two 128-byte swizzle rows of 16-bit elements")
     acc = accumulator_registers(p)
     if acc > MAX_ACC_REGISTERS:
-        sharing = 1 if pingpong else p["mma_warpgroups"]
         raise bad("tile_n", f"tile_m x tile_n = {p['tile_m']} x {p['tile_n']} needs {acc} fp32 accumulator registers "
-                  f"per thread with {sharing} warpgroup(s) per tile in schedule={p['schedule']!r}, "
+                  f"per thread with {warpgroups_per_tile(p)} warpgroup(s) per tile in schedule={p['schedule']!r}, "
                   f"over {MAX_ACC_REGISTERS}",
                   _accumulator_hint(p, pingpong))
     if not isinstance(p["stages"], int) or p["stages"] < 2:
