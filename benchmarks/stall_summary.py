@@ -51,9 +51,11 @@ def summarize(prefix: Path) -> dict[str, Any]:
     for column in numeric:
         sass[column] = pd.to_numeric(sass[column].astype(str).str.replace(",", ""), errors="coerce").fillna(0)
     # each instruction without its predicate (``@!P0 BRA ...`` -> ``BRA ...``), for the opcode tables
-    sass["instruction"] = sass["Source"].str.replace(r"^@!?U?P\w+\s+", "", regex=True)
+    # (ncu pads an unpredicated instruction with the predicate's width of spaces)
+    sass["instruction"] = sass["Source"].str.strip().str.replace(r"^@!?U?P\w+\s+", "", regex=True)
     executed = sass["Instructions Executed"]
-    loop = sass[executed == executed[sass["Source"].str.contains("HGMMA")].max()]
+    in_loop = executed == executed[sass["Source"].str.contains("HGMMA")].max()
+    loop = sass[in_loop]
     samples = loop["Warp Stall Sampling (All Samples)"].sum()
     reasons = [c for c in numeric if c.startswith("stall_") and "(Not Issued)" not in c]
     by_reason = {c.removeprefix("stall_"): loop[c].sum() / samples for c in reasons}
@@ -65,25 +67,56 @@ def summarize(prefix: Path) -> dict[str, Any]:
                    "by_reason": {k: round(float(v), 3) for k, v in sorted(by_reason.items(), key=lambda kv: -kv[1])
                                  if v >= 0.005},
                    "by_opcode": {k: round(float(v), 3) for k, v in by_opcode.sort_values(ascending=False).items()
-                                 if v >= 0.01}}
+                                 if v >= 0.01},
+                   "sync": sync_shares(sass, in_loop)}
     return out
 
 
-def sync_shares(sass: Any) -> dict[str, float]:
-    """Shares of the whole kernel's stall samples (``sass``: ncu's source page with each ``instruction`` without
-    its predicate) at its synchronisation instructions, wherever they sit (a
-    try-wait's retry loop is out of line, outside the main loop): mbarrier try-waits (``SYNCS.PHASECHK``: TS's
-    rings, a ping-pong's turn among them), mbarrier arrives, and named barriers (``BAR``: flash-attn-4's turn),
-    with the branches that follow a try-wait (its retry)."""
+def retry_blocks(sass: Any, rows: Any) -> Any:
+    """The rows of the retry loops that branches among ``rows`` jump to: a block that opens with a try-wait and a
+    ``NANOSLEEP`` (within its first four instructions), up to the unpredicated ``BRA`` that jumps back (ptxas puts
+    most of them out of line, after the kernel's end)."""
+    source = sass["instruction"]
+    predicated = sass["Source"].str.strip().str.startswith("@")
+    where = {str(a).lower(): i for i, a in sass["Address"].items()}
+    block = rows & False
+    for target in source[rows & source.str.startswith("BRA")].str.split().str[1]:
+        i = where.get(str(target).lower())
+        head = source[i:i + 4] if i is not None else source[:0]
+        if not (head.str.startswith("SYNCS.PHASECHK").any() and head.str.startswith("NANOSLEEP").any()):
+            continue
+        while i in sass.index and not block[i]:
+            block[i] = True
+            if source[i].startswith("BRA") and not predicated[i]:
+                break
+            i += 1
+    return block
+
+
+def sync_shares(sass: Any, rows: Any = None) -> dict[str, float]:
+    """Shares of the stall samples of ``rows`` (default: the whole kernel; ``sass``: ncu's source page with each
+    ``instruction`` without its predicate) at synchronisation, with the retry loops their try-waits branch to (out
+    of line, outside the main loop): mbarrier try-waits (``SYNCS.PHASECHK``: TS's rings, a ping-pong's turn among
+    them) with the branch on each one's result (where the wait's time lands) and their retry loops, mbarrier
+    arrives, and named barriers (``BAR``: flash-attn-4's turn). A warp held at ``BAR.SYNC`` is charged to an
+    instruction after it, with the reason ``barrier``, so a named barrier's share is its own samples and every
+    ``barrier`` sample that is not at a ``WARPGROUP`` instruction (those are wgmma waits)."""
     column = "Warp Stall Sampling (All Samples)"
-    total = sass[column].sum()
+    if rows is None:
+        rows = sass[column] == sass[column]
+    retries = retry_blocks(sass, rows)
+    rows = rows | retries
+    total = sass.loc[rows, column].sum()
     source = sass["instruction"]
     after_wait = source.shift(1, fill_value="").str.startswith("SYNCS.PHASECHK") & source.str.startswith("BRA")
-    kinds = {"mbarrier_wait": source.str.startswith("SYNCS.PHASECHK") | after_wait,
-             "mbarrier_arrive": source.str.startswith("SYNCS.ARRIVE"),
-             "named_barrier": source.str.match(r"BAR\b")}
-    return {name: round(float(sass.loc[rows, column].sum() / total), 4) if total else 0.0
-            for name, rows in kinds.items()}
+    named = source.str.match(r"BAR\b")
+    held_at_bar = sass["stall_barrier"] if "stall_barrier" in sass else 0 * sass[column]
+    waits = (source.str.startswith("SYNCS.PHASECHK") | after_wait | retries) & rows
+    shares = {"mbarrier_wait": sass.loc[waits, column].sum(),
+              "mbarrier_arrive": sass.loc[rows & source.str.startswith("SYNCS.ARRIVE"), column].sum(),
+              "named_barrier": sass.loc[rows & named, column].sum()
+              + held_at_bar[rows & ~named & ~source.str.startswith("WARPGROUP")].sum()}
+    return {name: round(float(value / total), 4) if total else 0.0 for name, value in shares.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  loop ({loop['instructions']} instructions): by reason {loop['by_reason']}")
         print(f"  by opcode {loop['by_opcode']}")
         print(f"  the whole kernel's samples at synchronisation: {row['sync']}")
+        print(f"  the loop's (with its try-waits' retries): {loop['sync']}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0
