@@ -49,11 +49,17 @@ QUACK_CONFIGS = {
 }
 
 
+#: Up to this M quack's best may be either kind of config (the swapped 128 x 128 ping-pong leads at M <= 256, the
+#: large tiles from some M above), so all five are timed; above it only the large-tile ones.
+QUACK_BOTH_KINDS_UP_TO_M = 512
+
+
 def quack_configs(shape: tuple[int, int, int]) -> list[str]:
-    """The quack configs timed on ``shape``: the small-M ones for M <= 256, the large-tile ones above."""
-    if shape[0] <= 256:
-        return ["128x128 pingpong swapAB 1x1", "128x128 pingpong swapAB 1x2"]
-    return ["128x192 pingpong 2x1", "128x256 cooperative 2x1", "256x208 cooperative 2x1"]
+    """The quack configs timed on ``shape``: every one up to ``QUACK_BOTH_KINDS_UP_TO_M``, the large-tile ones above."""
+    large = ["128x192 pingpong 2x1", "128x256 cooperative 2x1", "256x208 cooperative 2x1"]
+    if shape[0] <= QUACK_BOTH_KINDS_UP_TO_M:
+        return ["128x128 pingpong swapAB 1x1", "128x128 pingpong swapAB 1x2", *large]
+    return large
 
 
 def quack_peers(shape: tuple[int, int, int]) -> dict[str, Any]:
