@@ -1,6 +1,6 @@
 """The tables NOTES.md quotes from ``benchmarks/stall_reasons.sh``'s CSVs: per kernel a few whole-kernel metrics,
 and within its main loop (the instructions executed exactly as often as its most-executed wgmma: a K/V or K trip,
-each unrolled copy) the share of stall samples by reason and by opcode.
+each unrolled copy) the share of stall samples by reason and by opcode; for both, the shares at synchronisation.
 
     python benchmarks/stall_summary.py stall-reasons/attn/tslab stall-reasons/attn/fa4 [--json out.json]
 """
