@@ -103,7 +103,7 @@ def sync_shares(sass: Any, rows: Any = None) -> dict[str, float]:
     ``barrier`` sample that is not at a ``WARPGROUP`` instruction (those are wgmma waits)."""
     column = "Warp Stall Sampling (All Samples)"
     if rows is None:
-        rows = sass[column] == sass[column]
+        rows = sass[column].notna()  # every row
     retries = retry_blocks(sass, rows)
     rows = rows | retries
     total = sass.loc[rows, column].sum()
