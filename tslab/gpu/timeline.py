@@ -251,7 +251,7 @@ class Timeline:
                 lines.append(f"{said}, overlapped with its own in-flight MMAs: not a stall")
             elif resource in signals:
                 consumer = top.waits_for == WAITS["ConsumerWait"]
-                other = " and ".join(self._sides(resource, producing=consumer) - {task}) or "the other side"
+                other = " and ".join(sorted(self._sides(resource, producing=consumer) - {task})) or "the other side"
                 lines.append(f"{said} ({resource} holds no data: a signal {other} "
                              f"{'gives' if consumer else 'hands back'} after the steps it holds it around, as a "
                              f"ping-pong's turn): {other}'s own steps set this wait, not memory")
