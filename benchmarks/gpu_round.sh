@@ -42,7 +42,7 @@ step() {
   if (( budget < 30 )); then echo "== $name: skipped, ${budget} s left"; return; fi
   (( cap > budget )) && cap=$budget
   echo "== $name (cap ${cap} s)"
-  timeout "$cap" "$@" 2>&1 | grep -v "Warn\|_try_probe\|_raise_if_unsafe\|head-loop-overlap" | tee "$OUT/$name.log" | tail -16
+  timeout "$cap" "$@" 2>&1 | grep --line-buffered -v "Warn\|_try_probe\|_raise_if_unsafe\|head-loop-overlap" | tee "$OUT/$name.log" | tail -16
   echo "== $name done at $(( $(date +%s) - started )) s"
 }
 
