@@ -50,9 +50,11 @@ def summarize(prefix: Path) -> dict[str, Any]:
                                                                          "Instructions Executed")]
     for column in numeric:
         sass[column] = pd.to_numeric(sass[column].astype(str).str.replace(",", ""), errors="coerce").fillna(0)
-    # each instruction without its predicate (``@!P0 BRA ...`` -> ``BRA ...``), for the opcode tables
-    # (ncu pads an unpredicated instruction with the predicate's width of spaces)
-    sass["instruction"] = sass["Source"].str.strip().str.replace(r"^@!?U?P\w+\s+", "", regex=True)
+    # each instruction without its predicate (``@!P0 BRA ...`` -> ``BRA ...``), for the opcode tables, and whether
+    # it had one (ncu pads an unpredicated instruction with the predicate's width of spaces)
+    source = sass["Source"].str.strip()
+    sass["predicated"] = source.str.startswith("@")
+    sass["instruction"] = source.str.replace(r"^@!?U?P\w+\s+", "", regex=True)
     executed = sass["Instructions Executed"]
     in_loop = executed == executed[sass["Source"].str.contains("HGMMA")].max()
     loop = sass[in_loop]
@@ -75,9 +77,10 @@ def summarize(prefix: Path) -> dict[str, Any]:
 def retry_blocks(sass: Any, rows: Any) -> Any:
     """The rows of the retry loops that branches among ``rows`` jump to: a block that opens with a try-wait and a
     ``NANOSLEEP`` (within its first four instructions), up to the unpredicated ``BRA`` that jumps back (ptxas puts
-    most of them out of line, after the kernel's end)."""
+    most of them out of line, after the kernel's end). ``sass`` has the ``instruction`` and ``predicated`` columns
+    :func:`summarize` adds."""
     source = sass["instruction"]
-    predicated = sass["Source"].str.strip().str.startswith("@")
+    predicated = sass["predicated"]
     where = {str(a).lower(): i for i, a in sass["Address"].items()}
     block = rows & False
     for target in source[rows & source.str.startswith("BRA")].str.split().str[1]:
