@@ -32,7 +32,8 @@ def _timeline() -> dict[str, object]:
     """The timeline payload of the recorded H200 profile of gemm_sm90 (tests/fixtures/iket)."""
     import gzip
 
-    from tslab.gpu.timeline import Timeline, task_steps
+    from tslab.gpu.profiled_tasks import task_steps
+    from tslab.gpu.timeline import Timeline
 
     with gzip.open(Path(__file__).parent / "fixtures" / "iket" / "gemm_sm90_replay.job.json.gz", "rt") as fh:
         job = json.load(fh)

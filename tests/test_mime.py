@@ -81,7 +81,8 @@ def test_timeline_bundles_follow_their_schema(name):
     import gzip
     from pathlib import Path
 
-    from tslab.gpu.timeline import Timeline, task_steps
+    from tslab.gpu.profiled_tasks import task_steps
+    from tslab.gpu.timeline import Timeline
 
     with gzip.open(Path(__file__).parent / "fixtures" / "iket" / f"{name}.job.json.gz", "rt") as fh:
         job = json.load(fh)

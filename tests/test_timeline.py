@@ -7,6 +7,7 @@ import gzip
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from cutlass.experimental.task_scheduling.enums import Every, LoopGuard, ScheduleStage, ScheduleStageType
 from cutlass.experimental.task_scheduling.schedule_builder import ScheduleResult
@@ -15,7 +16,8 @@ from cutlass.experimental.task_scheduling.task import Task
 import tslab
 from tslab import gpu
 from tslab.gpu import profiling
-from tslab.gpu.timeline import Timeline, TimelineError, place, signal_resources, task_steps
+from tslab.gpu.profiled_tasks import TimelineError, signal_resources, task_steps
+from tslab.gpu.timeline import Timeline, place
 from tslab.kernels import design
 from tslab.kernels._teaching import Buffer, Sink, Source, async_pipeline
 
@@ -291,3 +293,53 @@ def test_one_trip_reads_step_by_step_with_the_work_each_step_ran():
         recorded.trip(design("attention_sm90"), 99)
     with pytest.raises(TimelineError, match="pass the design that was profiled"):
         recorded.trip(design("gemm_sm90"), 1)
+
+
+def test_the_turn_passes_as_the_recorded_trips_say():
+    """The H100 recording of attention's default: the hand-off of ``mma_turn`` read by ``handoffs`` is what the
+    rows say when read by hand over the loop's trips (tutorial 10's reading: MmaTask1 takes the turn soon after
+    MmaTask0 gives it, MmaTask0 comes back for it long after)."""
+    recorded = Timeline.load(ROOT / "notebooks" / "data" / "h100_profile_attention_default.timeline.json.gz")
+    h = recorded.handoffs(design("attention_sm90"))
+    assert list(h.index) == ["MmaTask0", "MmaTask1"] and list(h.side) == ["producer", "consumer"]
+    loop = recorded.frame[(recorded.frame.section == "loop") & recorded.frame.warp.isin([0, 4])]
+    turn = loop[loop.resource == "mma_turn"].set_index(["stage", "iteration"]).end_ns
+    took0, gave0 = turn["ProducerAcquire"], turn["ProducerCommit"]
+    took1, gave1 = turn["ConsumerWait"], turn["ConsumerRelease"]
+    assert h.loc["MmaTask1", "after_other_gave_ns"] == (took1 - gave0).median()
+    assert h.loc["MmaTask0", "after_other_gave_ns"] == (took0.shift(-1) - gave1).median()
+    assert h.loc["MmaTask0", "held_ns"] == (gave0 - took0).median()
+    assert h.loc["MmaTask0", "after_other_gave_ns"] > 2 * h.loc["MmaTask1", "after_other_gave_ns"]
+    assert (h.period_ns == took0.diff().median()).all() and (h["count"] == 33).all()  # head, 31 trips, tail
+
+
+def test_a_deeper_ring_hands_the_signal_back_stages_later():
+    """With S stages the producer's take k + S follows the consumer's k-th give: a 2-stage turn, produced at
+    0, 100, 200, ... and given back 50 ns after each take, reads 150 ns from a give to the take it allows."""
+    rows = []
+    for k in range(6):
+        rows += [("MmaTask0", "ProducerAcquire", 100 * k, 100 * k + 10), ("MmaTask0", "ProducerCommit", 100 * k + 20,
+                                                                          100 * k + 30),
+                 ("MmaTask1", "ConsumerWait", 100 * k + 30, 100 * k + 40),
+                 ("MmaTask1", "ConsumerRelease", 100 * k + 80, 100 * k + 90)]
+    frame = pd.DataFrame([{"block": 0, "warp": 0 if t == "MmaTask0" else 4, "task": t, "resource": "mma_turn",
+                           "stage": s, "section": "loop", "index": 0, "iteration": k // 4, "tile": 0,
+                           "start_ns": a, "end_ns": b, "duration_ns": b - a} for k, (t, s, a, b) in enumerate(rows)])
+    t = Timeline("attention_sm90", frame, pd.DataFrame(), 1.0)
+    h = t.handoffs(design("attention_sm90").with_pipeline("mma_turn", num_stages=2))
+    assert h.loc["MmaTask0", "after_other_gave_ns"] == 210 - 90  # take 2 (ends 210) after give 0 (ends 90)
+    assert h.loc["MmaTask1", "after_other_gave_ns"] == 10 and h.loc["MmaTask1", "held_ns"] == 50
+    assert h.loc["MmaTask0", "period_ns"] == 100 and h.loc["MmaTask0", "waited_ns"] == 10
+    one = t.handoffs(design("attention_sm90"))  # the same rows read as one stage: one trip sooner
+    assert one.loc["MmaTask0", "after_other_gave_ns"] == 110 - 90
+
+
+def test_a_handoff_is_refused_where_there_is_no_signal_or_it_is_the_wrong_design():
+    gemm = Timeline.load(ROOT / "notebooks" / "data" / "h200_profile_gemm_sm90.timeline.json.gz")
+    with pytest.raises(TimelineError, match="no signal between tasks"):
+        gemm.handoffs(design("gemm_sm90"))
+    recorded = Timeline.load(ROOT / "notebooks" / "data" / "h200_profile_attention_sm90.timeline.json.gz")
+    with pytest.raises(TimelineError, match=r"'smem_kv' is not a signal .* its signals: mma_turn"):
+        recorded.handoffs(design("attention_sm90"), "smem_kv")
+    with pytest.raises(TimelineError, match="pass the design that was profiled"):
+        recorded.handoffs(design("gemm_sm90"))

@@ -19,8 +19,9 @@ from .errors import (
 )
 from .export import export
 from .iket_session import ProfileError
+from .profiled_tasks import TimelineError
 from .profiling import profile
-from .timeline import Timeline, TimelineError
+from .timeline import Timeline
 
 __all__ = [
     "BenchResult",

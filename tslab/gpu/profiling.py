@@ -15,7 +15,8 @@ from ..compiling.targets import resolve
 from ..errors import DesignError
 from .guards import SETUP_TIMEOUT, checked_target, require_gpu_for, verified
 from .iket_session import MARKER_SLOTS, ProfileError
-from .timeline import Timeline, task_steps
+from .profiled_tasks import task_steps
+from .timeline import Timeline
 from .worker import run_job
 
 #: Ranges IKET keeps per warp by default (each takes two timestamps of the warp's buffer).
