@@ -81,3 +81,20 @@ def test_a_dynamic_profile_traces_the_runtime_extent_kernel_at_the_shape_asked(g
     dynamic = gpu.profile(design("gemm_sm90"), shape=(2048, 2048, 1024), dtype="float16", repeats=3, dynamic=True)
     assert dynamic.meta["dynamic"] is True and gemm_timeline.meta["dynamic"] is False
     assert _trips(dynamic.frame, "MmaTask") == _trips(gemm_timeline.frame, "MmaTask")
+
+
+@pytest.mark.parametrize("params", [{}, {"head_dim": 64, "mma_warpgroups": 3}], ids=["two", "three"])
+def test_every_turn_is_taken_after_the_give_that_allows_it(params):
+    """attention_sm90's warpgroups pass the turn in a ring (one signal for two warpgroups, three for three):
+    ``handoffs`` pairs each take with the give TS's ring makes it wait for, so no take may end before that give
+    (one tick of IKET's 32 ns clock of slack), and each task comes back for its turns at one period."""
+    from tslab.gpu.profiled_tasks import signal_resources, task_steps
+
+    d = design("attention_sm90", **params)
+    signals = signal_resources(task_steps(d.lower().tasks))
+    # three warpgroups mark more distinct steps than IKET's narrow encoding holds: only the turns
+    t = gpu.profile(d, shape=(1, 1024, 1024, 1, 1), dtype="bfloat16", repeats=0, resources=set(signals))
+    h = t.handoffs(d)
+    assert len(signals) == (1 if not params else 3) and sorted(set(h.resource)) == signals
+    assert (h.after_other_gave_ns >= -32).all() and (h.held_ns > 0).all()
+    assert h.groupby("resource")["count"].nunique().eq(1).all() and (h["count"] >= 1024 // 128).all()
