@@ -343,3 +343,9 @@ def test_a_handoff_is_refused_where_there_is_no_signal_or_it_is_the_wrong_design
         recorded.handoffs(design("attention_sm90"), "smem_kv")
     with pytest.raises(TimelineError, match="pass the design that was profiled"):
         recorded.handoffs(design("gemm_sm90"))
+    waits_only = Timeline(recorded.kernel, recorded.frame[recorded.frame.stage.isin(["ConsumerWait",
+                                                                                     "ProducerAcquire"])],
+                          recorded.lifetimes, recorded.block_us)  # as a profile with stages= the two waits
+    with pytest.raises(TimelineError, match=r"ProducerAcquire and ProducerCommit steps are not both .* "
+                                            r"resources=\{'mma_turn'\}"):
+        waits_only.handoffs(design("attention_sm90"))

@@ -50,11 +50,14 @@ def _one_signal(f: pd.DataFrame, name: str, stages: int, block: int) -> list[dic
     """The two rows of one signal: its producing task's and its consuming task's."""
     sides = {}
     for side, (take, give) in SIDES.items():
-        tasks = sorted(set(f[f.stage.isin([take, give])].task))
+        marked = f[f.stage.isin([take, give])]
+        if set(marked.stage) != {take, give}:
+            raise TimelineError(f"block {block}: {name}'s {take} and {give} steps are not both in this profile: "
+                                f"profile it with every step marked, or with resources={{'{name}'}}")
+        tasks = sorted(set(marked.task))
         if len(tasks) != 1:
-            found = ", ".join(tasks) or "none"
-            raise TimelineError(f"block {block}: {name} has {len(tasks)} tasks on its {side} side ({found}); a "
-                                "hand-off is read between one task on each side")
+            raise TimelineError(f"block {block}: {name} has {len(tasks)} tasks on its {side} side "
+                                f"({', '.join(tasks)}); a hand-off is read between one task on each side")
         steps = f[f.task == tasks[0]].sort_values("start_ns", kind="stable")
         sides[side] = (tasks[0], steps[steps.stage == take].reset_index(drop=True),
                        steps[steps.stage == give].end_ns.reset_index(drop=True))
