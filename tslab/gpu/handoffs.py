@@ -26,10 +26,8 @@ def handoffs(timeline: Any, design: Any, resource: str | None = None, *, block: 
     None): per task on each side, medians over ``block``'s hand-offs, in ns: ``period_ns`` from one take to the
     next, ``waited_ns`` how long a take blocked, ``held_ns`` from a take to the give that follows it, and
     ``after_other_gave_ns`` from the other side's give to the take it allowed. Each task's first profiled warp
-    stands for the task, as in :meth:`Timeline.trip`."""
-    if design.kernel != timeline.kernel:
-        raise TimelineError(f"this timeline is of '{timeline.kernel}', the design is of '{design.kernel}': pass the "
-                            "design that was profiled")
+    stands for the task, as in :meth:`Timeline.trip`; ``design`` is the one profiled (:meth:`Timeline.handoffs`
+    checks that)."""
     tasks = design.lower().tasks
     signals = signal_resources(task_steps(tasks))
     if resource is not None and resource not in signals:

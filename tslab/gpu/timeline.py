@@ -232,9 +232,7 @@ class Timeline:
         waits for whom within one trip."""
         from ..core.tables import schedule_table
 
-        if design.kernel != self.kernel:
-            raise TimelineError(f"this timeline is of '{self.kernel}', the design is of '{design.kernel}': pass the "
-                                "design that was profiled")
+        self._require_profiled(design)
         f = self.frame
         loop = f[(f.block == block) & (f.tile == tile) & (f.section == "loop")]
         first_warp = loop.groupby("task").warp.min()
@@ -257,7 +255,14 @@ class Timeline:
         wait, the time held and the time from the other's give to its take (see :func:`handoffs.handoffs`)."""
         from .handoffs import handoffs
 
+        self._require_profiled(design)
         return handoffs(self, design, resource, block=block)
+
+    def _require_profiled(self, design: Any) -> None:
+        """A clear error when ``design`` is not of the kernel this timeline profiled."""
+        if design.kernel != self.kernel:
+            raise TimelineError(f"this timeline is of '{self.kernel}', the design is of '{design.kernel}': pass the "
+                                "design that was profiled")
 
     def replay(self, design: Any, block: int = 0) -> Any:
         """This run of one block as a path through the checked design's state space (see :func:`replay`)."""
