@@ -92,6 +92,13 @@ case $1 in
       step "gemm-m$m-run$RUN" 90 python3 benchmarks/gemm.py --tuned --no-package --dtypes fp16 bf16 \
         --repeats 5 --shapes "$m,8192,8192" "${variants[@]}" --json "$OUT/gemm-m$m-run$RUN.json"
     done
+    # M = 256 on the H200, 0.97x torch.mm there and level on the H100: the kernel cuBLAS runs on this card, then the
+    # pick beside its persistent form, the sub-tiled epilogue, the per-warp release and the pairs
+    step m256-peer-kernels 90 python3 benchmarks/peer_kernels.py --dtypes fp16 bf16 --ms 256 320 384 \
+      --json "$OUT/m256-peer-kernels.json"
+    step "gemm-m256-candidates-run$RUN" 200 python3 benchmarks/gemm.py --tuned --no-package --dtypes fp16 bf16 \
+      --repeats 5 --shapes 256,8192,8192 --variant tile_128_single --variant tile_128_subtiles \
+      --variant tile_128_warp_release --variant pairs_aliased --json "$OUT/gemm-m256-candidates-run$RUN.json"
     step gemm-profiles 180 python3 benchmarks/profile_kernels.py --out "$OUT/profiles" --only gemm_sm90_m256 gemm_sm90_m320 gemm_sm90_m384
     # the package (its K rule takes 4096^3) beside torch.mm and quack's best on the four large problems
     step "gemm-large-run$RUN" 240 python3 benchmarks/gemm.py --tuned --peer quack --dtypes bf16 fp16 --repeats 5 \

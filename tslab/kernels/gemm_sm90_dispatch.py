@@ -132,6 +132,12 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     # until NOTES #43), and cuBLAS's kernel there: in pairs, five stages
     "swap_128x160_grouped": SWAP_128x160_FIVE_STAGES,
     "swap_128x160_pairs_5": {**SWAP_128x160_ONE_TILE, "stages": 5},
+    # M = 256's pick (0.97x torch.mm on the H200, level on the H100) persistent with its C tile in bytes of its own,
+    # with C staged in a ring of sub-tile groups (each stored while the next is staged), and releasing each stage
+    # from one lane a warp (8 arrivals, not 256)
+    "tile_128_single": {**PAIRS_128, **ALONE, "stages": 6},
+    "tile_128_subtiles": {**TILE_128_ALONE, "epilogue": "subtiles", "stages": 6},
+    "tile_128_warp_release": {**TILE_128_ALONE, "per_warp_release": True},
 }
 #: ``(bound, params)`` in ascending M: ``bound`` the largest M, or ``{"M": ..., "N": ..., "K": ...}`` where the
 #: rule bounds N and K too; ``{}`` is the kernel's defaults (``gemm_sm90.PARAMS``).
