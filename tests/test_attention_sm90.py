@@ -224,6 +224,18 @@ def test_poly_exp2_leaves_the_schedule_as_it_was():
     assert tslab.check(design).status == "SAFE"
 
 
+@pytest.mark.parametrize("params", [{"causal": True}, {**attn.THREE_WARPGROUPS, "causal": True},
+                                    {"persistent": True, "q_stages": 2, "causal": True}], ids=str)
+def test_skip_unseen_leaves_the_schedule_as_it_was(params):
+    """Which trips a warpgroup skips the softmax of is decided inside its work, at run time: every task waits for,
+    releases and passes the same stages and turns, so what both searches prove is the default's schedule."""
+    design, default = attn.design(**params, skip_unseen=True), attn.design(**params)
+    for task in default.tasks():
+        assert design.schedule(task) == default.schedule(task)
+    assert tslab.check(design).status == "SAFE"
+    assert tslab.check(design, strategy="ts").status == "SAFE"
+
+
 @pytest.mark.parametrize("params", [{}, {"causal": True}, attn.THREE_WARPGROUPS], ids=str)
 def test_one_epilogue_warp_parks_the_other_two(params):
     """``epilogue_warps=1``: one warp waits for O and stores it (O's stage counts 32 consumer threads), two warps of
@@ -309,6 +321,7 @@ def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
     ({"causal": 1}, "param 'causal'.*not a bool"),
     ({"late_pv_wait": "yes"}, "param 'late_pv_wait'.*not a bool"),
     ({"pdl": 1}, "param 'pdl'.*not a bool"),
+    ({"skip_unseen": "yes"}, "param 'skip_unseen'.*not a bool"),
     ({"epilogue": "aliased", "persistent": True}, "param 'epilogue'.*persistent=True"),
     ({"q_stages": 3}, "param 'q_stages'.*not 1 or 2"),
     ({"causal_order": "lpt"}, "param 'causal_order'"),

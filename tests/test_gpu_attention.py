@@ -140,6 +140,11 @@ VARIANTS = [
     {"late_pv_wait": True}, {"late_pv_wait": True, "causal": True, "dtype": "fp16"},
     {**attn.THREE_WARPGROUPS, "late_pv_wait": True, "causal": True},
     {"late_pv_wait": True, "persistent": True, "q_stages": 2},
+    {"skip_unseen": True, "causal": True}, {**attn.THREE_WARPGROUPS, "skip_unseen": True},
+    {**attn.THREE_WARPGROUPS, "skip_unseen": True, "causal": True, "dtype": "fp16"},
+    {**attn.THREE_WARPGROUPS, "skip_unseen": True, "causal": True, "rescale_under_qk": True},
+    {"skip_unseen": True, "causal": True, "overlap": False},
+    {**attn.THREE_WARPGROUPS, "skip_unseen": True, "causal": True, "persistent": True, "q_stages": 2},
 ]
 
 
@@ -166,7 +171,9 @@ def test_causal_tiles_in_l2_sections(head_dim):
 
 @pytest.mark.parametrize("params", [{"persistent": True}, {"persistent": True, "q_stages": 2},
                                     {"persistent": True, "q_stages": 2, "causal": True},
-                                    {**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2}], ids=str)
+                                    {**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2},
+                                    {**attn.THREE_WARPGROUPS, "persistent": True, "causal": True,
+                                     "skip_unseen": True}], ids=str)
 def test_persistent_blocks_that_run_several_tiles(params):
     _check_all(attn.design(**params), MANY_TILES, seed=200)
 

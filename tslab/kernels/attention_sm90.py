@@ -45,6 +45,10 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
     late_pv_wait=True: the wait for the P V wgmma stays after the softmax's exponentials in the SASS (ptxas moves it
              up to just after the row max without it): a no-op on the Q stage's barrier computed from the last
              row's sum comes before it (:mod:`tslab.kernels.schedule_anchor`)
+    skip_unseen=True: each MMA task skips the softmax of the leading trips whose K/V tile none of its rows
+             sees (right of its causal diagonal, or every trip where its rows lie past seqlen_q, as a 192-row
+             tile's last warpgroup at 2,048 queries) and multiplies P = 0 there; its steps, the ones TS checks,
+             are the same. Timed 3-10% slower at head_dim 64 causal (benchmarks/NOTES.md A39): off
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
              the next tile's Q while this tile's is still read
@@ -118,7 +122,7 @@ PARAMS: dict[str, Any] = {
     "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
     "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "per_warp_release": False,
     "rescale_under_qk": False, "poly_exp2": 0, "epilogue_warps": 3, "late_pv_wait": False, "pdl": False,
-    "kv_tiles": 3,
+    "skip_unseen": False, "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -253,7 +257,7 @@ def validate(params: dict[str, Any]) -> None:
     if p["q_stages"] == 2 and p["epilogue"] == "aliased":
         raise bad("q_stages", "q_stages=2 with epilogue='aliased': O is staged over Q's bytes, which the next "
                   "tile's Q would fill", "use q_stages=1 with epilogue='aliased'")
-    for flag in ("turn_after_v", "per_warp_release", "rescale_under_qk", "late_pv_wait", "pdl"):
+    for flag in ("turn_after_v", "per_warp_release", "rescale_under_qk", "late_pv_wait", "pdl", "skip_unseen"):
         if not isinstance(p[flag], bool):
             raise bad(flag, f"{flag}={p[flag]!r} is not a bool", "use True or False")
     if p["turn_after_v"] and (p["schedule"] != "pingpong" or not p["overlap"]):

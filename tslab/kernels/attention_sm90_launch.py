@@ -90,7 +90,7 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
     geo = Geometry(dtype=dtype, head_dim=p["head_dim"], rows=rows, task_rows=_task_rows(p), tile_n=p["tile_n"],
                    causal=p["causal"], persistent=p["persistent"], pingpong=_pingpong(p), q_layout=q_layout,
                    longest_first=p["causal"] and not p["persistent"] and p["causal_order"] == "longest_first",
-                   poly_exp2=p["poly_exp2"], late_pv_wait=p["late_pv_wait"],
+                   poly_exp2=p["poly_exp2"], late_pv_wait=p["late_pv_wait"], skip_unseen=p["skip_unseen"],
                    kv_layout=kv_layout, o_layout=o_layout)
     # Runtime values even for a static problem: TS threads them through its loops as values (a Python int there
     # would turn into one on the first pass and change what the loop carries).

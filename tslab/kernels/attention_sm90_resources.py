@@ -54,6 +54,7 @@ class Geometry:
     longest_first: bool = False  # causal tiles in :func:`longest_first`'s order (one tile per block)
     poly_exp2: int = 0  # every poly_exp2-th exp2 of a softmax row on the FMA pipe (:mod:`.fma_exp2`); 0: none
     late_pv_wait: bool = False  # the wait for the P V wgmma kept after the softmax (:mod:`.schedule_anchor`)
+    skip_unseen: bool = False  # a task skips the softmax of the K/V tiles none of its rows sees
     q_layout: Any = None
     kv_layout: Any = None
     o_layout: Any = None
@@ -131,6 +132,26 @@ def kv_blocks(geo: cutlass.Constexpr, ext: Extents, m_block: Any) -> Any:
 
 
 @cute.jit
+def unseen_trips(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) -> Any:
+    """The leading trips of this tile's K/V loop that none of this task's rows sees: the K/V tiles walked first
+    (the last ones) lie wholly right of its last row's causal diagonal, or every trip where its rows lie past
+    seqlen_q (the last Q tile's). The task skips their softmax (P = 0); it still issues their wgmmas, since a
+    wgmma issued on one path only makes ptxas serialise the loop's wgmmas (C7514, C7515) or spill."""
+    m, _, _ = tile_of(geo, ext, stage_info)
+    trips = kv_blocks(geo, ext, m)
+    _, row0, _ = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
+    first = m * geo.rows + row0
+    end = cutlass.min(first + geo.task_rows, ext.seqlen_q)  # one past its last row that exists
+    seen = trips
+    if cutlass.const_expr(geo.causal):
+        keys = cutlass.max(end + ext.seqlen_k - ext.seqlen_q, 0)  # one past the last key its rows see
+        seen = cutlass.min(trips, (keys + geo.tile_n - 1) // geo.tile_n)
+    if first >= ext.seqlen_q:
+        seen = 0
+    return trips - seen
+
+
+@cute.jit
 def _smem_tensor(stage_info: StageInfo, offset: cutlass.Constexpr, dtype: cutlass.Constexpr, layout: Any) -> Any:
     ptr = cute.make_ptr(dtype, stage_info.context.smem_base.data_ptr() + offset, cute.AddressSpace.smem,
                         assumed_align=1024)
@@ -187,6 +208,7 @@ class SoftmaxState:
         self.row_scale = cute.make_rmem_tensor(rows, cutlass.Float32)
         self.q_stage = cute.make_rmem_tensor(1, cutlass.Int32)  # the Q stage of the tile in hand
         self.k_stage = cute.make_rmem_tensor(1, cutlass.Int32)  # the K stage noted before a wait for V
+        self.skip = cute.make_rmem_tensor(1, cutlass.Int32)  # leading trips none of the task's rows sees
 
 
 @dataclass(frozen=True)
@@ -279,6 +301,14 @@ class SmemQ(MemoryResource):
         O rows must be rescaled by is kept (``rescale`` applies it once the PV wgmma reading O is done).
         ``masked=False``: the caller knows no tile of this step needs a mask, so there is no runtime check (its
         compare and branch kept the Q descriptors out of uniform registers: 30 more instructions a K/V tile)."""
+        if cutlass.const_expr(self.geo.skip_unseen):
+            if stage_info.loop_offset >= stage_info.task_cache.skip[0]:
+                self._softmax(stage_info, masked)
+        else:
+            self._softmax(stage_info, masked)
+
+    @cute.jit
+    def _softmax(self, stage_info: StageInfo, masked: cutlass.Constexpr[bool]) -> None:
         geo = self.geo
         st = stage_info.task_cache
         s_mn = acc_mn_view(st.s)
@@ -360,6 +390,9 @@ class SmemQ(MemoryResource):
         st.o.fill(0.0)
         st.row_max.fill(-cutlass.Float32.inf)
         st.row_sum.fill(0.0)
+        if cutlass.const_expr(self.geo.skip_unseen):
+            st.row_scale.fill(1.0)  # a skipped trip's rescale leaves O as it is
+            st.skip[0] = unseen_trips(self.geo, self.ext, stage_info)
 
 
 @dataclass(kw_only=True)
@@ -434,7 +467,23 @@ class SmemKV(MemoryResource):
         PV wgmma that reads it is issued next); with ``noted`` for the K tile in the stage ``note_k_stage`` noted
         (this step's own stage is then V's)."""
         if cutlass.const_expr(convert):
+            if cutlass.const_expr(self.geo.skip_unseen):
+                self._convert_seen_p(stage_info, lag=1)
+            else:
+                convert_p(stage_info.task_cache, self.geo.dtype)
+        self._multiply_qk(stage_info, noted)
+
+    @cute.jit
+    def _convert_seen_p(self, stage_info: StageInfo, lag: cutlass.Constexpr[int]) -> None:
+        """P for the P V issued next, from the softmax ``lag`` trips before this step's (1 in the overlapped loop),
+        or 0 where that softmax was skipped (S then holds raw scores, not P)."""
+        if stage_info.loop_offset - lag >= stage_info.task_cache.skip[0]:
             convert_p(stage_info.task_cache, self.geo.dtype)
+        else:
+            stage_info.task_cache.p.fill(0.0)
+
+    @cute.jit
+    def _multiply_qk(self, stage_info: StageInfo, noted: cutlass.Constexpr[bool]) -> None:
         sQ, sK, tidx = self._operands(stage_info)
         mma = self.mma_qk
         thr = mma.get_slice(tidx // 128 * 128)
@@ -460,7 +509,10 @@ class SmemKV(MemoryResource):
         commit it as one wgmma group; with ``convert`` P is first converted out of S (no QK^T wgmma came
         between: the tail, or the schedule without the overlap)."""
         if cutlass.const_expr(convert):
-            convert_p(stage_info.task_cache, self.geo.dtype)
+            if cutlass.const_expr(self.geo.skip_unseen):
+                self._convert_seen_p(stage_info, lag=0)
+            else:
+                convert_p(stage_info.task_cache, self.geo.dtype)
         _, sV, tidx = self._operands(stage_info)
         # V^T: (d, tile_n, stages), head_dim contiguous (MN-major B operand).
         sVt = cute.composition(sV, cute.make_ordered_layout((self.head_dim, self.tile_n, cute.size(sV, mode=[2])),
