@@ -210,6 +210,15 @@ case $1 in
     step "attention-skip-unseen-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 128 \
       --causal yes no --peer fa4 --repeats 4 --no-package --variant skip_unseen=True --shapes 4,2048,32 4,4096,32 \
       --json "$OUT/attention-skip-unseen-run$RUN.json"
+    # convert_before_turn: P's conversion at the trip's start, kept ahead of the waits for K and the turn by a no-op
+    # computed from all of it, so the turn is held 24 instructions less (head_dim 64 causal: the turn taken at 58,
+    # the last Q K^T issued at 93, against 14 and 73), for 20 more a trip
+    step attention-convert-ahead-tests 200 "${PYTEST[@]}" tests/test_gpu_attention.py -k "convert_before_turn"
+    for run in 1 2; do
+      step "attention-convert-ahead-run$run" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 128 \
+        --causal yes no --peer fa4 --repeats 4 --no-package --variant convert_before_turn=True --shapes 4,2048,32 \
+        4,4096,32 --json "$OUT/attention-convert-ahead-run$run.json"
+    done
     step "attention-tuned-run$RUN" 240 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
       --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-tuned-run$RUN.json"
     step "attention-wide-tile-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \

@@ -224,6 +224,22 @@ def test_poly_exp2_leaves_the_schedule_as_it_was():
     assert tslab.check(design).status == "SAFE"
 
 
+@pytest.mark.parametrize("params", [{}, {**attn.THREE_WARPGROUPS, "causal": True}, {"turn_after_v": True},
+                                    {"persistent": True, "q_stages": 2}], ids=str)
+def test_convert_before_turn_converts_p_before_the_waits_for_k_and_the_turn(params):
+    """The loop's P conversion moves out of the Q K^T step to a step on Q before the trip's first wait; the tail's
+    (after Q is released) stays in its P V step. Both searches prove it SAFE: Q is held there."""
+    design = attn.design(**params, convert_before_turn=True)
+    for task in design.tasks():
+        if task.startswith("MmaTask"):
+            steps = design.schedule(task)
+            converts = [i for i, step in enumerate(steps) if step[3] == "convert_p"]
+            assert converts and all(steps[i][2] == "Loop" and steps[i + 1][:2] == ("smem_kv", "ConsumerWait")
+                                    for i in converts), steps
+    assert tslab.check(design).status == "SAFE"
+    assert tslab.check(design, strategy="ts").status == "SAFE"
+
+
 @pytest.mark.parametrize("params", [{"causal": True}, {**attn.THREE_WARPGROUPS, "causal": True},
                                     {"persistent": True, "q_stages": 2, "causal": True}], ids=str)
 def test_skip_unseen_leaves_the_schedule_as_it_was(params):
@@ -322,6 +338,7 @@ def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
     ({"late_pv_wait": "yes"}, "param 'late_pv_wait'.*not a bool"),
     ({"pdl": 1}, "param 'pdl'.*not a bool"),
     ({"skip_unseen": "yes"}, "param 'skip_unseen'.*not a bool"),
+    ({"convert_before_turn": 1}, "param 'convert_before_turn'.*not a bool"),
     ({"epilogue": "aliased", "persistent": True}, "param 'epilogue'.*persistent=True"),
     ({"q_stages": 3}, "param 'q_stages'.*not 1 or 2"),
     ({"causal_order": "lpt"}, "param 'causal_order'"),

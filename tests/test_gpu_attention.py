@@ -145,6 +145,10 @@ VARIANTS = [
     {**attn.THREE_WARPGROUPS, "skip_unseen": True, "causal": True, "rescale_under_qk": True},
     {"skip_unseen": True, "causal": True, "overlap": False},
     {**attn.THREE_WARPGROUPS, "skip_unseen": True, "causal": True, "persistent": True, "q_stages": 2},
+    {"convert_before_turn": True}, {"convert_before_turn": True, "causal": True, "dtype": "fp16"},
+    {**attn.THREE_WARPGROUPS, "convert_before_turn": True, "causal": True},
+    {**attn.THREE_WARPGROUPS, "convert_before_turn": True, "turn_after_v": True},
+    {"convert_before_turn": True, "persistent": True, "q_stages": 2},
 ]
 
 

@@ -49,6 +49,9 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
              sees (right of its causal diagonal, or every trip where its rows lie past seqlen_q, as a 192-row
              tile's last warpgroup at 2,048 queries) and multiplies P = 0 there; its steps, the ones TS checks,
              are the same. Timed 3-10% slower at head_dim 64 causal (benchmarks/NOTES.md A39): off
+    convert_before_turn=True: the loop converts P to 16 bits at the trip's start, before the waits for K and for
+             the turn (a step on Q), not inside the turn where it delays the Q K^T issue. Timed 1-12% slower
+             (benchmarks/NOTES.md A40): off
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
              the next tile's Q while this tile's is still read
@@ -122,7 +125,7 @@ PARAMS: dict[str, Any] = {
     "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
     "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "per_warp_release": False,
     "rescale_under_qk": False, "poly_exp2": 0, "epilogue_warps": 3, "late_pv_wait": False, "pdl": False,
-    "skip_unseen": False, "kv_tiles": 3,
+    "skip_unseen": False, "convert_before_turn": False, "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -257,7 +260,8 @@ def validate(params: dict[str, Any]) -> None:
     if p["q_stages"] == 2 and p["epilogue"] == "aliased":
         raise bad("q_stages", "q_stages=2 with epilogue='aliased': O is staged over Q's bytes, which the next "
                   "tile's Q would fill", "use q_stages=1 with epilogue='aliased'")
-    for flag in ("turn_after_v", "per_warp_release", "rescale_under_qk", "late_pv_wait", "pdl", "skip_unseen"):
+    for flag in ("turn_after_v", "per_warp_release", "rescale_under_qk", "late_pv_wait", "pdl", "skip_unseen",
+                 "convert_before_turn"):
         if not isinstance(p[flag], bool):
             raise bad(flag, f"{flag}={p[flag]!r} is not a bool", "use True or False")
     if p["turn_after_v"] and (p["schedule"] != "pingpong" or not p["overlap"]):
@@ -376,7 +380,8 @@ def make_tasks(params: dict[str, Any], *, kv_tiles: Any, geo: Any = None, gpu: d
     trips = kv_tiles if geo is None else AttentionTask.get_domain
     pdl = (PdlWaitBarrier(name="pdl_wait"), PdlLaunchBarrier(name="pdl_launch")) if p["pdl"] else ()
     sched = _Schedules(overlap=p["overlap"], trips=trips, wq=wq, turn_after_v=p["turn_after_v"], causal=p["causal"],
-                       rescale_under_qk=p["rescale_under_qk"], pdl=pdl)
+                       rescale_under_qk=p["rescale_under_qk"], pdl=pdl,
+                       convert_before_turn=p["convert_before_turn"])
     caches = gpu.get("caches") or (None,) * warpgroups
     regs = REGISTERS[warpgroups]
     if pingpong:
@@ -423,9 +428,11 @@ class _Schedules:
     """Each task's schedule (fresh per call): one tile's body, inside the WorkQueue's tile loop when persistent."""
 
     def __init__(self, *, overlap: bool, trips: Any, wq: WorkQueue | None, turn_after_v: bool = False,
-                 causal: bool = False, rescale_under_qk: bool = False, pdl: tuple = ()) -> None:
+                 causal: bool = False, rescale_under_qk: bool = False, pdl: tuple = (),
+                 convert_before_turn: bool = False) -> None:
         self.overlap, self.trips, self.wq, self.turn_after_v = overlap, trips, wq, turn_after_v
         self.causal, self.rescale_under_qk, self.pdl = causal, rescale_under_qk, pdl
+        self.convert_before_turn = convert_before_turn
 
     def _tiles(self, body: Any, *resources: MemoryResource, pdl: tuple = ()) -> Any:
         """``body`` over one tile, or in the WorkQueue's tile loop; with ``pdl`` (the PDL wait and launch barriers)
@@ -489,6 +496,11 @@ class _Schedules:
         # or with ``rescale_under_qk`` in the next trip, between the Q K^T issue and the P V one, while the
         # tensor cores run Q K^T (FlashAttention-3's order); after the loop, before Q is released.
         early = self.rescale_under_qk
+        # P's conversion to 16 bits in the loop: by the step that issues the wgmma reading it, inside the turn, or
+        # with ``convert_before_turn`` at the trip's start, before the waits for K and the turn (a step on Q, which
+        # the task holds: P is registers only), so the turn is held for the wgmma issues alone (the tail's, after Q
+        # is released, stays in its step)
+        ahead = self.convert_before_turn
 
         def take(t: Any, first: bool) -> None:
             if role == "lead":
@@ -516,12 +528,14 @@ class _Schedules:
             """Wait for K, issue S = Q K^T in turn (and with ``pending`` the PV wgmma of the previous V); with
             ``turn_after_v`` the turn is taken once V has landed too, Q K^T reading the K stage noted before."""
             after_v = bool(pending) and turn_after_v
+            if pending and ahead:
+                q.convert_p()
             kv.wait()
             if after_v:
                 kv.note_k_stage()  # a work step reads its resource's last wait's stage: V's, after the next wait
                 kv.wait()
             take(t, first)
-            kv.multiply_qk(convert=bool(pending), noted=after_v)  # P out of S before S = Q K^T overwrites it
+            kv.multiply_qk(convert=bool(pending) and not ahead, noted=after_v)  # P out of S before Q K^T writes S
             if pending:
                 if early:
                     q.rescale()  # O holds the P V waited for at the last trip's end: scale it under Q K^T

@@ -371,6 +371,21 @@ class SmemQ(MemoryResource):
 
     @consumer_work
     @cute.jit
+    def convert_p(self, stage_info: StageInfo) -> None:
+        """P (the last softmax's, fp32 in S's registers) into the P V wgmma's 16-bit operand, ahead of the step
+        that issues it (``convert_before_turn``). ptxas would move the conversions past the waits for K and the
+        turn that follow (their fast path is one instruction): a no-op on this Q stage's barrier computed from
+        all of them keeps them ahead (:mod:`.schedule_anchor`)."""
+        st = stage_info.task_cache
+        convert_p(st, self.geo.dtype)
+        words = cute.recast_tensor(st.p, cutlass.Int32)  # two 16-bit P values a register
+        every = words[0]
+        for i in cutlass.range_constexpr(1, cute.size(words)):
+            every = every ^ words[i]  # depends on every conversion, so none can move past the no-op below
+        keep_after(cutlass.Float32(every), stage_info.barrier.data_ptr().toint())
+
+    @consumer_work
+    @cute.jit
     def rescale(self, stage_info: StageInfo) -> None:
         """O's rows times the last softmax's factors, after the PV wgmma that read O and the previous P has
         finished. (P stays fp32 in S's registers until the wgmma that reads it converts it: see
