@@ -194,6 +194,10 @@ case $1 in
     step "attention-late-pv-anchor-fp16-run$RUN" 150 python3 benchmarks/attention.py --dtypes fp16 --head-dims 128 \
       --causal yes --peer fa4 --repeats 4 --no-package --variant late_pv_wait=True --shapes 4,2048,32 4,4096,32 \
       --json "$OUT/attention-late-pv-anchor-fp16-run$RUN.json"
+    # head_dim 64 causal at 2,048 keys, the cell furthest from both peers (0.87x): Nsight Compute's stall sampling of
+    # one launch beside flash-attn-4's (the same 192 x 128 tile), after A39 and A40 found nothing in the trip's own work
+    step attention-d64-causal-stalls 240 env OUT="$OUT/stalls-d64-causal" bash benchmarks/stall_reasons.sh attention \
+      --causal --shape 4,2048,32 --head-dim 64
     step attention-late-pv-stalls 150 env OUT="$OUT/stalls-late-pv" bash benchmarks/stall_reasons.sh attention \
       --causal --shape 4,2048,32 --param late_pv_wait=True
     # programmatic dependent launch (pdl=True): the load warp waits for the grid before its first TMA load and
