@@ -482,23 +482,7 @@ class SmemKV(MemoryResource):
         PV wgmma that reads it is issued next); with ``noted`` for the K tile in the stage ``note_k_stage`` noted
         (this step's own stage is then V's)."""
         if cutlass.const_expr(convert):
-            if cutlass.const_expr(self.geo.skip_unseen):
-                self._convert_seen_p(stage_info, lag=1)
-            else:
-                convert_p(stage_info.task_cache, self.geo.dtype)
-        self._multiply_qk(stage_info, noted)
-
-    @cute.jit
-    def _convert_seen_p(self, stage_info: StageInfo, lag: cutlass.Constexpr[int]) -> None:
-        """P for the P V issued next, from the softmax ``lag`` trips before this step's (1 in the overlapped loop),
-        or 0 where that softmax was skipped (S then holds raw scores, not P)."""
-        if stage_info.loop_offset - lag >= stage_info.task_cache.skip[0]:
-            convert_p(stage_info.task_cache, self.geo.dtype)
-        else:
-            stage_info.task_cache.p.fill(0.0)
-
-    @cute.jit
-    def _multiply_qk(self, stage_info: StageInfo, noted: cutlass.Constexpr[bool]) -> None:
+            self._convert_p(stage_info, lag=1)
         sQ, sK, tidx = self._operands(stage_info)
         mma = self.mma_qk
         thr = mma.get_slice(tidx // 128 * 128)
@@ -524,10 +508,7 @@ class SmemKV(MemoryResource):
         commit it as one wgmma group; with ``convert`` P is first converted out of S (no QK^T wgmma came
         between: the tail, or the schedule without the overlap)."""
         if cutlass.const_expr(convert):
-            if cutlass.const_expr(self.geo.skip_unseen):
-                self._convert_seen_p(stage_info, lag=0)
-            else:
-                convert_p(stage_info.task_cache, self.geo.dtype)
+            self._convert_p(stage_info, lag=0)
         _, sV, tidx = self._operands(stage_info)
         # V^T: (d, tile_n, stages), head_dim contiguous (MN-major B operand).
         sVt = cute.composition(sV, cute.make_ordered_layout((self.head_dim, self.tile_n, cute.size(sV, mode=[2])),
@@ -543,6 +524,18 @@ class SmemKV(MemoryResource):
         for kb in cutlass.range_constexpr(cute.size(st.p, mode=[2])):
             cute.gemm(atom, st.o, st.p[(None, None, kb)], rV[(None, None, kb)], st.o)
         cute.nvgpu.warpgroup.commit_group()
+
+    @cute.jit
+    def _convert_p(self, stage_info: StageInfo, lag: cutlass.Constexpr[int]) -> None:
+        """P for the P V issued next, from the softmax ``lag`` trips before this step's (1 in the overlapped loop);
+        with ``skip_unseen``, 0 where that softmax was skipped (S then holds raw scores, not P)."""
+        if cutlass.const_expr(self.geo.skip_unseen):
+            if stage_info.loop_offset - lag >= stage_info.task_cache.skip[0]:
+                convert_p(stage_info.task_cache, self.geo.dtype)
+            else:
+                stage_info.task_cache.p.fill(0.0)
+        else:
+            convert_p(stage_info.task_cache, self.geo.dtype)
 
     @consumer_work
     @cute.jit
