@@ -223,6 +223,13 @@ case $1 in
         --causal yes no --peer fa4 --repeats 4 --no-package --variant convert_before_turn=True --shapes 4,2048,32 \
         4,4096,32 --json "$OUT/attention-convert-ahead-run$run.json"
     done
+    # mask_prefix and mask_bits: the trips that need a mask counted once a tile (the loop's check one compare) and
+    # the mask as bits of a register that ptxas moves into predicates seven at a time (R2P), as flash-attn-4 masks;
+    # head_dim 64 causal: 451 -> 444 instructions an unmasked trip, 588 -> 556 a masked one
+    step attention-mask-tests 240 "${PYTEST[@]}" tests/test_gpu_attention.py -k "mask_prefix or mask_bits"
+    step "attention-mask-run$RUN" 220 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 128 \
+      --causal yes --peer fa4 --repeats 4 --no-package --variant mask_prefix=True,mask_bits=True \
+      --variant mask_bits=True --shapes 4,2048,32 4,4096,32 --json "$OUT/attention-mask-run$RUN.json"
     step "attention-tuned-run$RUN" 240 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 128 \
       --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-tuned-run$RUN.json"
     step "attention-wide-tile-run$RUN" 260 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \

@@ -240,12 +240,14 @@ def test_convert_before_turn_converts_p_before_the_waits_for_k_and_the_turn(para
     assert tslab.check(design, strategy="ts").status == "SAFE"
 
 
+@pytest.mark.parametrize("flags", [{"skip_unseen": True}, {"mask_prefix": True, "mask_bits": True}], ids=str)
 @pytest.mark.parametrize("params", [{"causal": True}, {**attn.THREE_WARPGROUPS, "causal": True},
                                     {"persistent": True, "q_stages": 2, "causal": True}], ids=str)
-def test_skip_unseen_leaves_the_schedule_as_it_was(params):
-    """Which trips a warpgroup skips the softmax of is decided inside its work, at run time: every task waits for,
-    releases and passes the same stages and turns, so what both searches prove is the default's schedule."""
-    design, default = attn.design(**params, skip_unseen=True), attn.design(**params)
+def test_work_side_flags_leave_the_schedule_as_it_was(params, flags):
+    """Which trips a warpgroup skips the softmax of (``skip_unseen``), and which it masks and how (``mask_prefix``,
+    ``mask_bits``), is decided inside its work, at run time: every task waits for, releases and passes the same
+    stages and turns, so what both searches prove is the default's schedule."""
+    design, default = attn.design(**params, **flags), attn.design(**params)
     for task in default.tasks():
         assert design.schedule(task) == default.schedule(task)
     assert tslab.check(design).status == "SAFE"
@@ -339,6 +341,8 @@ def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
     ({"pdl": 1}, "param 'pdl'.*not a bool"),
     ({"skip_unseen": "yes"}, "param 'skip_unseen'.*not a bool"),
     ({"convert_before_turn": 1}, "param 'convert_before_turn'.*not a bool"),
+    ({"mask_prefix": 1}, "param 'mask_prefix'.*not a bool"),
+    ({"mask_bits": "yes"}, "param 'mask_bits'.*not a bool"),
     ({"epilogue": "aliased", "persistent": True}, "param 'epilogue'.*persistent=True"),
     ({"q_stages": 3}, "param 'q_stages'.*not 1 or 2"),
     ({"causal_order": "lpt"}, "param 'causal_order'"),

@@ -187,6 +187,30 @@ def test_poly_exp2_moves_every_kth_exp2_off_mufu(params, every):
         assert body["FSEL"] >= scores + moved, dict(body)  # the mask's select a score, and the cubic's zero
 
 
+@pytest.mark.parametrize("params", [{**attn.THREE_WARPGROUPS, "causal": True}, {"causal": True, "dtype": "fp16"},
+                                    {"tile_n": 176, "kv_stages": 3, "causal": True}], ids=str)
+def test_mask_bits_and_mask_prefix_shorten_the_causal_trip(params):
+    """``mask_bits``: the mask's compare a score becomes a bit of a register, which ptxas moves into predicates
+    seven at a time (R2P) for the FSEL: no ISETP a score. ``mask_prefix``: the trips that need a mask are counted
+    once a tile, so the loop's check is one compare of the trip's index. Both together: the K/V loop (its masked
+    path included) is shorter than the default's, with no spills and no injected waits."""
+    from tests.sass import loops
+
+    p = {**attn.PARAMS, **params}
+    wgmmas = p["head_dim"] // 16 + p["tile_n"] // 16
+    scores = 64 * p["tile_n"] // 128
+
+    def loop(extra: dict) -> dict:
+        out = _compile({**params, **extra})
+        assert out["spill_stores"] == 0 and "C75" not in out["log"], out["log"][-2000:]
+        return next(ops for ops in loops(out["cubin"]) if ops["HGMMA"] == wgmmas)
+
+    default, both = loop({}), loop({"mask_prefix": True, "mask_bits": True})
+    assert default["ISETP"] >= scores and default["R2P"] == 0, dict(default)
+    assert both["ISETP"] <= 4 and both["R2P"] >= scores // 8, dict(both)
+    assert sum(both.values()) <= sum(default.values()) - scores // 3, (sum(both.values()), sum(default.values()))
+
+
 def test_pdl_waits_before_the_first_tma_load_and_launches_dependents_after_the_last():
     """pdl=True: the SASS waits for the grid before (ACQBULK, griddepcontrol.wait) once, ahead of every TMA load
     (UTMALDG), and lets the next grid launch (PREEXIT) once, after the last; without it, neither is there."""

@@ -149,6 +149,13 @@ VARIANTS = [
     {**attn.THREE_WARPGROUPS, "convert_before_turn": True, "causal": True},
     {**attn.THREE_WARPGROUPS, "convert_before_turn": True, "turn_after_v": True},
     {"convert_before_turn": True, "persistent": True, "q_stages": 2},
+    {"mask_prefix": True, "mask_bits": True}, {"mask_prefix": True, "mask_bits": True, "causal": True},
+    {"mask_bits": True, "causal": True, "dtype": "fp16"}, {"mask_prefix": True, "causal": True, "overlap": False},
+    {**attn.THREE_WARPGROUPS, "mask_prefix": True, "mask_bits": True, "causal": True},
+    {**attn.THREE_WARPGROUPS, "mask_prefix": True, "mask_bits": True, "causal": True, "persistent": True,
+     "q_stages": 2},
+    {"mask_prefix": True, "mask_bits": True, "causal": True, "tile_n": 176, "kv_stages": 3},
+    {"mask_prefix": True, "mask_bits": True, "causal": True, "schedule": "cooperative"},
 ]
 
 

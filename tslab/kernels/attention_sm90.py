@@ -52,6 +52,12 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
     convert_before_turn=True: the loop converts P to 16 bits at the trip's start, before the waits for K and for
              the turn (a step on Q), not inside the turn where it delays the Q K^T issue. Timed 1-12% slower
              (benchmarks/NOTES.md A40): off
+    mask_prefix=True: the trips that need a mask (the loop's first: K/V tiles go last to first) are counted once a
+             tile, so the loop's check is one compare of the trip's index (head_dim 64 causal: an unmasked trip
+             451 -> 444 instructions)
+    mask_bits=True: the mask as bits of a register, one bit test a score, which ptxas turns into R2P (seven
+             predicates from a register at once) and FSEL, flash-attn-4's way, not a compare and a select a score
+             (head_dim 64 causal: a masked trip 588 -> 563 instructions; both flags 556)
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
              the next tile's Q while this tile's is still read
@@ -125,7 +131,8 @@ PARAMS: dict[str, Any] = {
     "q_stages": 1, "mma_warpgroups": 2, "schedule": "pingpong", "overlap": True, "persistent": False,
     "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "per_warp_release": False,
     "rescale_under_qk": False, "poly_exp2": 0, "epilogue_warps": 3, "late_pv_wait": False, "pdl": False,
-    "skip_unseen": False, "convert_before_turn": False, "kv_tiles": 3,
+    "skip_unseen": False, "convert_before_turn": False, "mask_prefix": False, "mask_bits": False,
+    "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -261,7 +268,7 @@ def validate(params: dict[str, Any]) -> None:
         raise bad("q_stages", "q_stages=2 with epilogue='aliased': O is staged over Q's bytes, which the next "
                   "tile's Q would fill", "use q_stages=1 with epilogue='aliased'")
     for flag in ("turn_after_v", "per_warp_release", "rescale_under_qk", "late_pv_wait", "pdl", "skip_unseen",
-                 "convert_before_turn"):
+                 "convert_before_turn", "mask_prefix", "mask_bits"):
         if not isinstance(p[flag], bool):
             raise bad(flag, f"{flag}={p[flag]!r} is not a bool", "use True or False")
     if p["turn_after_v"] and (p["schedule"] != "pingpong" or not p["overlap"]):

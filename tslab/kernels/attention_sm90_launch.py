@@ -91,6 +91,7 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
                    causal=p["causal"], persistent=p["persistent"], pingpong=_pingpong(p), q_layout=q_layout,
                    longest_first=p["causal"] and not p["persistent"] and p["causal_order"] == "longest_first",
                    poly_exp2=p["poly_exp2"], late_pv_wait=p["late_pv_wait"], skip_unseen=p["skip_unseen"],
+                   mask_prefix=p["mask_prefix"], mask_bits=p["mask_bits"],
                    kv_layout=kv_layout, o_layout=o_layout)
     # Runtime values even for a static problem: TS threads them through its loops as values (a Python int there
     # would turn into one on the first pass and change what the loop carries).

@@ -55,6 +55,8 @@ class Geometry:
     poly_exp2: int = 0  # every poly_exp2-th exp2 of a softmax row on the FMA pipe (:mod:`.fma_exp2`); 0: none
     late_pv_wait: bool = False  # the wait for the P V wgmma kept after the softmax (:mod:`.schedule_anchor`)
     skip_unseen: bool = False  # a task skips the softmax of the K/V tiles none of its rows sees
+    mask_prefix: bool = False  # the trips that need a mask counted once a tile (:func:`masked_trips`)
+    mask_bits: bool = False  # the mask as a bit test a score (ptxas' R2P) instead of a compare
     q_layout: Any = None
     kv_layout: Any = None
     o_layout: Any = None
@@ -152,6 +154,23 @@ def unseen_trips(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) ->
 
 
 @cute.jit
+def masked_trips(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) -> Any:
+    """How many of this task's K/V trips need a mask, counted once a tile: a K/V tile needs one where it reaches
+    past seqlen_k or, causal, past the diagonal of the task's first row, and the tiles go from the last to the
+    first, so those trips are the loop's first ones. Tile ``n`` reaches past seqlen_k from ``n = seqlen_k //
+    tile_n`` on and past the diagonal ``d`` (the first row's last key) from ``n = (d + 1) // tile_n`` on (every
+    tile where the row sees no key, ``d < 0``)."""
+    m, _, _ = tile_of(geo, ext, stage_info)
+    trips = kv_blocks(geo, ext, m)
+    first_unmasked = ext.seqlen_k // geo.tile_n  # the lowest tile that needs a mask, above the unmasked ones
+    if cutlass.const_expr(geo.causal):
+        _, row0, _ = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
+        diagonal = m * geo.rows + row0 + ext.seqlen_k - ext.seqlen_q
+        first_unmasked = cutlass.min(first_unmasked, cutlass.max(diagonal + 1, 0) // geo.tile_n)
+    return cutlass.max(trips - first_unmasked, 0)
+
+
+@cute.jit
 def _smem_tensor(stage_info: StageInfo, offset: cutlass.Constexpr, dtype: cutlass.Constexpr, layout: Any) -> Any:
     ptr = cute.make_ptr(dtype, stage_info.context.smem_base.data_ptr() + offset, cute.AddressSpace.smem,
                         assumed_align=1024)
@@ -209,6 +228,7 @@ class SoftmaxState:
         self.q_stage = cute.make_rmem_tensor(1, cutlass.Int32)  # the Q stage of the tile in hand
         self.k_stage = cute.make_rmem_tensor(1, cutlass.Int32)  # the K stage noted before a wait for V
         self.skip = cute.make_rmem_tensor(1, cutlass.Int32)  # leading trips none of the task's rows sees
+        self.masked = cute.make_rmem_tensor(1, cutlass.Int32)  # leading trips that need a mask (mask_prefix)
 
 
 @dataclass(frozen=True)
@@ -313,33 +333,22 @@ class SmemQ(MemoryResource):
         st = stage_info.task_cache
         s_mn = acc_mn_view(st.s)
         if cutlass.const_expr(masked):
-            m, _, _ = tile_of(geo, self.ext, stage_info)
-            n_block = kv_blocks(geo, self.ext, m) - 1 - stage_info.loop_offset
-            _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
-            first_row = m * geo.rows + row0
-            first_col = n_block * geo.tile_n
-            # A tile needs a mask where it reaches past the last key or, causal, past the diagonal of its first row.
-            needs_mask = first_col + geo.tile_n > self.ext.seqlen_k
-            if cutlass.const_expr(geo.causal):
-                diagonal = first_row + self.ext.seqlen_k - self.ext.seqlen_q  # the first row's last key
-                needs_mask = needs_mask or first_col + geo.tile_n - 1 > diagonal
-            if needs_mask:
-                coords = acc_mn_view(self.mma_qk.get_slice(tidx).partition_C(
-                    cute.make_identity_tensor((geo.task_rows, geo.tile_n))))
-                # A thread's columns are its first one plus compile-time offsets: one compare and one select per
-                # element against the row's limit, relative to that first column. (A runtime ``if`` per element
-                # became a branch that carried all of S, ~15 selects per element.)
-                col0 = coords[0, 0][1]
-                for r in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
-                    row = first_row + coords[r, 0][0]
-                    limit = self.ext.seqlen_k - first_col  # columns at or past it are masked
-                    if cutlass.const_expr(geo.causal):
-                        limit = cutlass.min(limit, row + 1 + self.ext.seqlen_k - self.ext.seqlen_q - first_col)
-                    limit = limit - col0
-                    for c in cutlass.range_constexpr(cute.size(s_mn, mode=[1])):
-                        offset = coords[r, c][1] - col0
-                        s_mn[r, c] = cutlass.Float32(cutlass.select_(
-                            offset >= limit, -cutlass.Float32.inf, s_mn[r, c]))
+            if cutlass.const_expr(geo.mask_prefix):
+                if stage_info.loop_offset < st.masked[0]:  # counted at the tile's start
+                    self._mask(stage_info)
+            else:
+                m, _, _ = tile_of(geo, self.ext, stage_info)
+                n_block = kv_blocks(geo, self.ext, m) - 1 - stage_info.loop_offset
+                _, row0, _ = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
+                first_col = n_block * geo.tile_n
+                # A tile needs a mask where it reaches past the last key or, causal, past the diagonal of its
+                # first row.
+                needs_mask = first_col + geo.tile_n > self.ext.seqlen_k
+                if cutlass.const_expr(geo.causal):
+                    diagonal = m * geo.rows + row0 + self.ext.seqlen_k - self.ext.seqlen_q  # its last key
+                    needs_mask = needs_mask or first_col + geo.tile_n - 1 > diagonal
+                if needs_mask:
+                    self._mask(stage_info)
         for r in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
             row = s_mn[r, None].load()
             new_max = cute.arch.warp_reduction_max(row.reduce(cute.ReductionOp.MAX, st.row_max[r], 0),
@@ -368,6 +377,51 @@ class SmemQ(MemoryResource):
         if cutlass.const_expr(geo.late_pv_wait):
             # the next wgmma wait (P V's) stays after the last row's sum, so the exponentials run under the P V
             keep_after(st.row_sum[cute.size(s_mn, mode=[0]) - 1], stage_info.barrier.data_ptr().toint())
+
+    @cute.jit
+    def _mask(self, stage_info: StageInfo) -> None:
+        """S = -inf where this trip's K/V tile reaches past seqlen_k or, causal, past a row's diagonal."""
+        geo = self.geo
+        s_mn = acc_mn_view(stage_info.task_cache.s)
+        m, _, _ = tile_of(geo, self.ext, stage_info)
+        n_block = kv_blocks(geo, self.ext, m) - 1 - stage_info.loop_offset
+        _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
+        first_row = m * geo.rows + row0
+        first_col = n_block * geo.tile_n
+        coords = acc_mn_view(self.mma_qk.get_slice(tidx).partition_C(
+            cute.make_identity_tensor((geo.task_rows, geo.tile_n))))
+        # A thread's columns are its first one plus compile-time offsets: one compare and one select per element
+        # against the row's limit, relative to that first column. (A runtime ``if`` per element became a branch
+        # that carried all of S, ~15 selects per element.)
+        col0 = coords[0, 0][1]
+        columns = cute.size(s_mn, mode=[1])
+        for r in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
+            row = first_row + coords[r, 0][0]
+            limit = self.ext.seqlen_k - first_col  # columns at or past it are masked
+            if cutlass.const_expr(geo.causal):
+                limit = cutlass.min(limit, row + 1 + self.ext.seqlen_k - self.ext.seqlen_q - first_col)
+            limit = limit - col0
+            if cutlass.const_expr(geo.mask_bits):
+                # wgmma gives a thread the columns 8 j + e (e = 0, 1) past its first, in that order: those kept
+                # (8 j + e < limit) are its first ceil(limit / 8) + ceil((limit - 1) / 8) columns. As bits of a
+                # register, 24 columns a register (the shift stays under 32), one bit test a score becomes ptxas'
+                # R2P (seven predicates from a register at once) and one FSEL, not a compare and a select.
+                lane0 = acc_mn_view(self.mma_qk.get_slice(0).partition_C(
+                    cute.make_identity_tensor((geo.task_rows, geo.tile_n))))  # thread 0's: the same offsets
+                seen = cutlass.max(limit, 0)
+                kept = ((seen + 7) >> 3) + ((seen + 6) >> 3)
+                for chunk in cutlass.range_constexpr((columns + 23) // 24):
+                    bits = (cutlass.Int32(1) << cutlass.min(cutlass.max(kept - 24 * chunk, 0), 24)) - 1
+                    for c in cutlass.range_constexpr(24 * chunk, min(columns, 24 * chunk + 24)):
+                        offset = lane0[r, c][1] - lane0[0, 0][1]
+                        assert offset == 8 * (c // 2) + c % 2, "a wgmma accumulator's columns are 8 j + e, in order"
+                        s_mn[r, c] = cutlass.Float32(cutlass.select_(
+                            bits & cutlass.Int32(1 << (c - 24 * chunk)) == 0, -cutlass.Float32.inf, s_mn[r, c]))
+            else:
+                for c in cutlass.range_constexpr(columns):
+                    offset = coords[r, c][1] - col0
+                    s_mn[r, c] = cutlass.Float32(cutlass.select_(
+                        offset >= limit, -cutlass.Float32.inf, s_mn[r, c]))
 
     @consumer_work
     @cute.jit
@@ -408,6 +462,8 @@ class SmemQ(MemoryResource):
         if cutlass.const_expr(self.geo.skip_unseen):
             st.row_scale.fill(1.0)  # a skipped trip's rescale leaves O as it is
             st.skip[0] = unseen_trips(self.geo, self.ext, stage_info)
+        if cutlass.const_expr(self.geo.mask_prefix):
+            st.masked[0] = masked_trips(self.geo, self.ext, stage_info)
 
 
 @dataclass(kw_only=True)
