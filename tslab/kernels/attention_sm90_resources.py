@@ -395,6 +395,8 @@ class SmemQ(MemoryResource):
         # that carried all of S, ~15 selects per element.)
         col0 = coords[0, 0][1]
         columns = cute.size(s_mn, mode=[1])
+        lane0 = acc_mn_view(self.mma_qk.get_slice(0).partition_C(
+            cute.make_identity_tensor((geo.task_rows, geo.tile_n))))  # thread 0's: the offsets, at compile time
         for r in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
             row = first_row + coords[r, 0][0]
             limit = self.ext.seqlen_k - first_col  # columns at or past it are masked
@@ -406,8 +408,6 @@ class SmemQ(MemoryResource):
                 # (8 j + e < limit) are its first ceil(limit / 8) + ceil((limit - 1) / 8) columns. As bits of a
                 # register, 24 columns a register (the shift stays under 32), one bit test a score becomes ptxas'
                 # R2P (seven predicates from a register at once) and one FSEL, not a compare and a select.
-                lane0 = acc_mn_view(self.mma_qk.get_slice(0).partition_C(
-                    cute.make_identity_tensor((geo.task_rows, geo.tile_n))))  # thread 0's: the same offsets
                 seen = cutlass.max(limit, 0)
                 kept = ((seen + 7) >> 3) + ((seen + 6) >> 3)
                 for chunk in cutlass.range_constexpr((columns + 23) // 24):
