@@ -134,15 +134,21 @@ def kv_blocks(geo: cutlass.Constexpr, ext: Extents, m_block: Any) -> Any:
 
 
 @cute.jit
+def task_origin(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) -> tuple:
+    """This MMA task's Q tile ``m``, the index of its first row in Q and its thread index."""
+    m, _, _ = tile_of(geo, ext, stage_info)
+    _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
+    return m, m * geo.rows + row0, tidx
+
+
+@cute.jit
 def unseen_trips(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) -> Any:
     """The leading trips of this tile's K/V loop that none of this task's rows sees: the K/V tiles walked first
     (the last ones) lie wholly right of its last row's causal diagonal, or every trip where its rows lie past
     seqlen_q (the last Q tile's). The task skips their softmax (P = 0); it still issues their wgmmas, since a
     wgmma issued on one path only makes ptxas serialise the loop's wgmmas (C7514, C7515) or spill."""
-    m, _, _ = tile_of(geo, ext, stage_info)
+    m, first, _ = task_origin(geo, ext, stage_info)
     trips = kv_blocks(geo, ext, m)
-    _, row0, _ = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
-    first = m * geo.rows + row0
     end = cutlass.min(first + geo.task_rows, ext.seqlen_q)  # one past its last row that exists
     seen = trips
     if cutlass.const_expr(geo.causal):
@@ -160,12 +166,11 @@ def masked_trips(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) ->
     first, so those trips are the loop's first ones. Tile ``n`` reaches past seqlen_k from ``n = seqlen_k //
     tile_n`` on and past the diagonal ``d`` (the first row's last key) from ``n = (d + 1) // tile_n`` on (every
     tile where the row sees no key, ``d < 0``)."""
-    m, _, _ = tile_of(geo, ext, stage_info)
+    m, first_row, _ = task_origin(geo, ext, stage_info)
     trips = kv_blocks(geo, ext, m)
     first_unmasked = ext.seqlen_k // geo.tile_n  # the lowest tile that needs a mask, above the unmasked ones
     if cutlass.const_expr(geo.causal):
-        _, row0, _ = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
-        diagonal = m * geo.rows + row0 + ext.seqlen_k - ext.seqlen_q
+        diagonal = first_row + ext.seqlen_k - ext.seqlen_q
         first_unmasked = cutlass.min(first_unmasked, cutlass.max(diagonal + 1, 0) // geo.tile_n)
     return cutlass.max(trips - first_unmasked, 0)
 
@@ -335,20 +340,17 @@ class SmemQ(MemoryResource):
         if cutlass.const_expr(masked):
             if cutlass.const_expr(geo.mask_prefix):
                 if stage_info.loop_offset < st.masked[0]:  # counted at the tile's start
-                    self._mask(stage_info)
+                    self._mask(stage_info, *self._trip_origin(stage_info))
             else:
-                m, _, _ = tile_of(geo, self.ext, stage_info)
-                n_block = kv_blocks(geo, self.ext, m) - 1 - stage_info.loop_offset
-                _, row0, _ = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
-                first_col = n_block * geo.tile_n
+                first_row, first_col, tidx = self._trip_origin(stage_info)
                 # A tile needs a mask where it reaches past the last key or, causal, past the diagonal of its
                 # first row.
                 needs_mask = first_col + geo.tile_n > self.ext.seqlen_k
                 if cutlass.const_expr(geo.causal):
-                    diagonal = m * geo.rows + row0 + self.ext.seqlen_k - self.ext.seqlen_q  # its last key
+                    diagonal = first_row + self.ext.seqlen_k - self.ext.seqlen_q  # the first row's last key
                     needs_mask = needs_mask or first_col + geo.tile_n - 1 > diagonal
                 if needs_mask:
-                    self._mask(stage_info)
+                    self._mask(stage_info, first_row, first_col, tidx)
         for r in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
             row = s_mn[r, None].load()
             new_max = cute.arch.warp_reduction_max(row.reduce(cute.ReductionOp.MAX, st.row_max[r], 0),
@@ -379,20 +381,24 @@ class SmemQ(MemoryResource):
             keep_after(st.row_sum[cute.size(s_mn, mode=[0]) - 1], stage_info.barrier.data_ptr().toint())
 
     @cute.jit
-    def _mask(self, stage_info: StageInfo) -> None:
-        """S = -inf where this trip's K/V tile reaches past seqlen_k or, causal, past a row's diagonal."""
+    def _trip_origin(self, stage_info: StageInfo) -> tuple:
+        """This trip's corner of S in Q and K (the task's first row, the K/V tile's first column) and the thread
+        index."""
+        m, first_row, tidx = task_origin(self.geo, self.ext, stage_info)
+        n_block = kv_blocks(self.geo, self.ext, m) - 1 - stage_info.loop_offset
+        return first_row, n_block * self.geo.tile_n, tidx
+
+    @cute.jit
+    def _mask(self, stage_info: StageInfo, first_row: Any, first_col: Any, tidx: Any) -> None:
+        """S = -inf where this trip's K/V tile (from ``first_col``) reaches past seqlen_k or, causal, past the
+        diagonal of a row (the task's from ``first_row``)."""
         geo = self.geo
         s_mn = acc_mn_view(stage_info.task_cache.s)
-        m, _, _ = tile_of(geo, self.ext, stage_info)
-        n_block = kv_blocks(geo, self.ext, m) - 1 - stage_info.loop_offset
-        _, row0, tidx = _task_rows(geo, cute.make_identity_tensor((geo.rows, geo.tile_n)), stage_info)
-        first_row = m * geo.rows + row0
-        first_col = n_block * geo.tile_n
         coords = acc_mn_view(self.mma_qk.get_slice(tidx).partition_C(
             cute.make_identity_tensor((geo.task_rows, geo.tile_n))))
-        # A thread's columns are its first one plus compile-time offsets: one compare and one select per element
-        # against the row's limit, relative to that first column. (A runtime ``if`` per element became a branch
-        # that carried all of S, ~15 selects per element.)
+        # A thread's columns are its first one plus compile-time offsets, so each is tested against the row's
+        # limit relative to that first column. (A runtime ``if`` per element became a branch that carried all of
+        # S, ~15 selects per element.)
         col0 = coords[0, 0][1]
         columns = cute.size(s_mn, mode=[1])
         lane0 = acc_mn_view(self.mma_qk.get_slice(0).partition_C(
@@ -417,7 +423,7 @@ class SmemQ(MemoryResource):
                         assert offset == 8 * (c // 2) + c % 2, "a wgmma accumulator's columns are 8 j + e, in order"
                         s_mn[r, c] = cutlass.Float32(cutlass.select_(
                             bits & cutlass.Int32(1 << (c - 24 * chunk)) == 0, -cutlass.Float32.inf, s_mn[r, c]))
-            else:
+            else:  # one compare and one select a score
                 for c in cutlass.range_constexpr(columns):
                     offset = coords[r, c][1] - col0
                     s_mn[r, c] = cutlass.Float32(cutlass.select_(
