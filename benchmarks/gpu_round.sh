@@ -267,6 +267,13 @@ case $1 in
       --causal yes --peer fa4 --repeats 4 --no-package --variant causal_order=longest_first \
       --variant mma_warpgroups=2 --variant mma_warpgroups=2,causal_order=longest_first --shapes 4,2048,32 \
       --json "$OUT/attention-d64-causal-short-run$RUN.json"
+    # head_dim 64's short rows (0.87-0.93x flash-attn-4 at 2,048 keys): the persistent schedule with two Q stages
+    # (SHORT_ROWS, +3-5% at head_dim 128 non-causal there, never timed at 64), alone and with A41's mask as bits
+    # (+1-2% causal at 2,048 keys on an H100), beside the three-warpgroup preset
+    step "attention-d64-short-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \
+      --causal no yes --peer fa4 --repeats 4 --no-package --variant persistent=True,q_stages=2 \
+      --variant persistent=True,q_stages=2,mask_bits=True --variant mask_bits=True --shapes 4,2048,32 4,4096,32 \
+      --json "$OUT/attention-d64-short-run$RUN.json"
     # SHORT_ROWS' bound (2,048 keys) was set before A32 made the default's loop shorter: SHORT_ROWS beside the
     # default on both sides of it, to say whether the bound moves
     step "attention-short-bound-run$RUN" 180 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
