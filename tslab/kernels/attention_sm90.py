@@ -54,10 +54,11 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
              (benchmarks/NOTES.md A40): off
     mask_prefix=True: the trips that need a mask (the loop's first: K/V tiles go last to first) are counted once a
              tile, so the loop's check is one compare of the trip's index (head_dim 64 causal: an unmasked trip
-             451 -> 444 instructions)
+             451 -> 444 instructions). Timed level with the default, and below ``mask_bits`` alone: off
     mask_bits=True: the mask as bits of a register, one bit test a score, which ptxas turns into R2P (seven
              predicates from a register at once) and FSEL, flash-attn-4's way, not a compare and a select a score
-             (head_dim 64 causal: a masked trip 588 -> 563 instructions; both flags 556)
+             (head_dim 64 causal: a masked trip 588 -> 563 instructions; both flags 556). Timed +1-2% causal at
+             2,048 keys, inside the +-2% of noise (benchmarks/NOTES.md A41): off
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
              the next tile's Q while this tile's is still read
