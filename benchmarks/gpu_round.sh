@@ -243,7 +243,10 @@ case $1 in
     step "attention-long-bound-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
       --causal no yes --peer fa4 --repeats 4 --no-package --variant tile_n=176,kv_stages=3 --shapes 2,12288,32 \
       --json "$OUT/attention-long-bound-run$RUN.json"
-    # head_dim 64: its tuned package (three warpgroups) beside flash-attn-4 and cuDNN on the issue's shapes
+    # head_dim 64's tuned package (SHORT_ROWS over the three warpgroups for non-causal rows up to 8,192 keys): its own
+    # tests on the GPU, each design on either side of the bound
+    step attention-d64-dispatch-tests 300 "${PYTEST[@]}" tests/test_gpu_attention.py -k "tuned_dispatch and 64"
+    # head_dim 64: its tuned package beside flash-attn-4 and cuDNN on the issue's shapes
     step "attention-d64-run$RUN" 200 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 --head-dims 64 \
       --peer fa4 --peer cudnn --repeats 4 --json "$OUT/attention-d64-run$RUN.json"
     # the causal short rows, where both head dims miss flash-attn-4 the most: its LPT tile order (A24, never timed)

@@ -258,6 +258,8 @@ def test_the_measured_attention_tables_are_valid_dispatches():
     assert d128.pick((4, 2048, 2048, 32, 32), causal=True)[1] == attention_sm90.design(causal=True, dtype="fp16")
     d64 = attention_sm90_dispatch.tuned(head_dim=64)
     assert {d.params["mma_warpgroups"] for d in d64.designs} == {3}
+    assert [d64.pick((4, 2048, s, 32, 32), causal=False)[1].params["persistent"] for s in (8192, 8193)] == [True, False]
+    assert d64.pick((4, 2048, 2048, 32, 32), causal=True)[1].params["persistent"] is False
     with pytest.raises(DesignError, match=r"head_dim=96 has no measured table\n  hint: pass one of 128, 64"):
         attention_sm90_dispatch.tuned(head_dim=96)
 

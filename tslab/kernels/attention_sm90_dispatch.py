@@ -16,8 +16,10 @@ with runtime extents as the exported package holds them (``benchmarks/attention.
 - head_dim 128, causal, seqlen_k > 12288: ``LONG_ROWS`` too: 1.01-1.04x at 16,384 keys (H100, two runs), but
   0.978-0.995x at 12,288 (H200, two runs, both dtypes) and 1-2% behind at 8,192.
 - head_dim 128, the rest (non-causal 2,049-8,192 keys, causal up to 12,288): the kernel's defaults.
-- head_dim 64: ``attention_sm90.HEAD_DIM_64`` (three warpgroups, NOTES A20) at every length; no pick by length
-  measured yet.
+- head_dim 64: ``attention_sm90.HEAD_DIM_64`` (three warpgroups, NOTES A20), and for non-causal rows up to 8,192
+  keys with ``SHORT_ROWS`` over it: 1.04-1.10x the preset at 2,048 and 4,096 keys (b4, H100, two runs, both dtypes),
+  1.01-1.04x at 8,192, level at 16,384 (b1). Causal rows keep the preset: the persistent schedule is 0.57-0.65x it
+  there (not profiled; flash-attn-4 too runs causal rows one tile per block, longest first).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ LONG_ROWS: dict[str, Any] = {"tile_n": 176, "kv_stages": 3}
 BY_SEQLEN_K: dict[int, tuple[tuple[bool, int | None, dict[str, Any]], ...]] = {
     128: ((False, 2048, SHORT_ROWS), (False, 8192, {}), (False, None, LONG_ROWS), (True, 12288, {}),
           (True, None, LONG_ROWS)),
-    64: ((False, None, attention_sm90.HEAD_DIM_64), (True, None, attention_sm90.HEAD_DIM_64)),
+    64: ((False, 8192, {**attention_sm90.HEAD_DIM_64, **SHORT_ROWS}), (False, None, attention_sm90.HEAD_DIM_64),
+         (True, None, attention_sm90.HEAD_DIM_64)),
 }
 
 
