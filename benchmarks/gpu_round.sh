@@ -277,6 +277,12 @@ case $1 in
       --causal no yes --peer fa4 --repeats 4 --no-package --variant persistent=True,q_stages=2 \
       --variant persistent=True,q_stages=2,mask_bits=True --variant mask_bits=True --shapes 4,2048,32 4,4096,32 \
       --json "$OUT/attention-d64-short-run$RUN.json"
+    # A43: the persistent schedule on causal rows with the tiles in LPT order (by_pair hands every block tiles of one
+    # length when an SM count is a multiple of a pair's Q tiles: 0.57-0.65x at head_dim 64), beside the default
+    step attention-persistent-lpt-tests 240 "${PYTEST[@]}" tests/test_gpu_attention.py -k "persistent"
+    step "attention-persistent-lpt-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 128 \
+      --causal yes --peer fa4 --repeats 4 --no-package --variant persistent=True,q_stages=2,causal_order=longest_first \
+      --shapes 4,2048,32 4,4096,32 --json "$OUT/attention-persistent-lpt-run$RUN.json"
     # SHORT_ROWS' bound (2,048 keys) was set before A32 made the default's loop shorter: SHORT_ROWS beside the
     # default on both sides of it, to say whether the bound moves
     step "attention-short-bound-run$RUN" 180 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \

@@ -41,6 +41,8 @@ CASES = [
     ({"persistent": True, "q_stages": 2}, True),  # the next tile's Q loads under this one: 224 KB of SMEM
     ({"persistent": True, "q_stages": 2, "tile_n": 176, "kv_stages": 2}, True),  # A31: the short rows' schedule, wide
     ({**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2}, True),
+    ({**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2, "causal": True, "causal_order": "longest_first"},
+     True),  # A43: a persistent block's tiles in LPT order
     ({"turn_after_v": True}, True),  # Q K^T reads the K stage noted before the wait for V
     ({**attn.THREE_WARPGROUPS, "turn_after_v": True, "causal": True}, True),
     ({"per_warp_release": True, "persistent": True, "q_stages": 2}, True),  # one lane a warp releases a stage

@@ -184,9 +184,19 @@ def test_causal_tiles_in_l2_sections(head_dim):
                                     {"persistent": True, "q_stages": 2, "causal": True},
                                     {**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2},
                                     {**attn.THREE_WARPGROUPS, "persistent": True, "causal": True,
-                                     "skip_unseen": True}], ids=str)
+                                     "skip_unseen": True},
+                                    {**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2, "causal": True,
+                                     "causal_order": "longest_first"}], ids=str)
 def test_persistent_blocks_that_run_several_tiles(params):
     _check_all(attn.design(**params), MANY_TILES, seed=200)
+
+
+@pytest.mark.parametrize("head_dim", [128, 64])
+def test_persistent_causal_tiles_in_l2_sections(head_dim):
+    """A43: a persistent block's causal tiles in LPT order, the pairs in L2 sections (the last one narrower)."""
+    design = attn.design(causal=True, causal_order="longest_first", persistent=True, q_stages=2,
+                         **HEAD_DIM_PARAMS[head_dim])
+    _check_all(design, [*L2_SECTIONS, *MANY_TILES[:2]], seed=301)
 
 
 def test_a_scale_of_the_callers_own():

@@ -151,10 +151,12 @@ ALIASED: dict[str, Any] = {**ONE_WARPGROUP, "epilogue": "aliased"}
 #: Q tiles in SMEM: one, or with ``persistent=True`` two, so that the load warp fills the next tile's Q while the
 #: MMA warpgroups still multiply this one's (flash-attn-4's static persistent schedule for non-causal rows).
 Q_STAGES = (1, 2)
-#: The order of causal tiles, one tile per block (blocks start in launch order): ``by_pair`` takes each (head,
-#: batch) pair's tiles longest first, pair after pair; ``longest_first`` every pair's longest tile before any pair's
-#: next longest, in sections of pairs whose K and V fit in L2 (flash-attn-4's LPT order), so the blocks that start
-#: last are the shortest. A persistent block takes the last Q tile of each pair first either way.
+#: The order of causal tiles (blocks start in launch order; a persistent block takes every SM-count-th tile of it):
+#: ``by_pair`` takes each (head, batch) pair's tiles longest first, pair after pair; ``longest_first`` every pair's
+#: longest tile before any pair's next longest, in sections of pairs whose K and V fit in L2 (flash-attn-4's LPT
+#: order), so the tiles that start last are the shortest. Persistent, ``by_pair`` can hand every block tiles of one
+#: length (132 SMs and 11 or 22 Q tiles a pair: each block always the same Q tile of its pairs), and
+#: ``longest_first`` gives every block a tile of each length in turn.
 CAUSAL_ORDERS = ("by_pair", "longest_first")
 #: ``poly_exp2``: 0, every exp2 of the softmax on MUFU (16 a clock an SM); k, every k-th exp2 of a row as a cubic
 #: on the FMA pipe (:mod:`tslab.kernels.fma_exp2`), so the two units share the row; where a score may be masked

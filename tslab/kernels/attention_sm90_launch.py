@@ -89,7 +89,7 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
     m_blocks = (seqlen_q + rows - 1) // rows
     geo = Geometry(dtype=dtype, head_dim=p["head_dim"], rows=rows, task_rows=_task_rows(p), tile_n=p["tile_n"],
                    causal=p["causal"], persistent=p["persistent"], pingpong=_pingpong(p), q_layout=q_layout,
-                   longest_first=p["causal"] and not p["persistent"] and p["causal_order"] == "longest_first",
+                   longest_first=p["causal"] and p["causal_order"] == "longest_first",
                    poly_exp2=p["poly_exp2"], late_pv_wait=p["late_pv_wait"], skip_unseen=p["skip_unseen"],
                    mask_prefix=p["mask_prefix"], mask_bits=p["mask_bits"],
                    kv_layout=kv_layout, o_layout=o_layout)

@@ -51,7 +51,7 @@ class Geometry:
     causal: bool
     persistent: bool
     pingpong: bool
-    longest_first: bool = False  # causal tiles in :func:`longest_first`'s order (one tile per block)
+    longest_first: bool = False  # causal tiles in :func:`longest_first`'s order
     poly_exp2: int = 0  # every poly_exp2-th exp2 of a softmax row on the FMA pipe (:mod:`.fma_exp2`); 0: none
     late_pv_wait: bool = False  # the wait for the P V wgmma kept after the softmax (:mod:`.schedule_anchor`)
     skip_unseen: bool = False  # a task skips the softmax of the K/V tiles none of its rows sees
@@ -85,9 +85,10 @@ L2_KV_BYTES = 40 * 1024 * 1024
 
 @cute.jit
 def longest_first(ext: Extents, m: Any, h: Any, b: Any) -> tuple:
-    """The causal tile block ``(m, h, b)`` computes, one tile per block: blocks start in launch order (m fastest),
-    and the order hands out every (head, batch) pair's longest tile (the last Q rows, which see the most keys)
-    before any pair's next longest, so the blocks that start last are the shortest and none idles long at the end;
+    """The causal tile of work-tile index ``(m, h, b)``, a block's own or a persistent block's from the WorkQueue:
+    tiles start in launch order (m fastest), and the order hands out every (head, batch) pair's longest tile (the
+    last Q rows, which see the most keys) before any pair's next longest, so the tiles that start last are the
+    shortest and no block idles long at the end (persistent: every block meets each length in turn);
     the pairs go in sections of ``l2_heads`` so that the K and V being read fit in L2 (flash-attn-4's LPT order)."""
     pairs = ext.heads * ext.batch
     t = m + ext.m_blocks * (h + ext.heads * b)  # the block's place in launch order
@@ -112,8 +113,8 @@ def tile_of(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) -> tupl
 
 @cute.jit
 def tile_at(geo: cutlass.Constexpr, ext: Extents, m: Any, h: Any, b: Any) -> tuple:
-    """The tile of work-tile index ``(m, h, b)``: causal tiles longest first, within each pair (``by_pair``, and
-    persistent blocks) or across them (:func:`longest_first`)."""
+    """The tile of work-tile index ``(m, h, b)``: causal tiles longest first, within each pair (``by_pair``) or
+    across them (:func:`longest_first`)."""
     if cutlass.const_expr(geo.longest_first):
         m, h, b = longest_first(ext, m, h, b)
     elif cutlass.const_expr(geo.causal):
