@@ -283,6 +283,13 @@ case $1 in
     step "attention-persistent-lpt-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 128 \
       --causal yes --peer fa4 --repeats 4 --no-package --variant persistent=True,q_stages=2,causal_order=longest_first \
       --shapes 4,2048,32 4,4096,32 --json "$OUT/attention-persistent-lpt-run$RUN.json"
+    # A44: head_dim 64's three warpgroups as one cooperative task (one copy of the K/V loop instead of three: the
+    # loop's instruction-fetch stalls, 7.0% against flash-attn-4's 0.5%), alone and with mask_bits, beside the preset
+    step attention-d64-cooperative-tests 200 "${PYTEST[@]}" tests/test_gpu_attention.py -k "variants and cooperative"
+    step "attention-d64-cooperative-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \
+      --causal yes no --peer fa4 --repeats 4 --no-package --variant schedule=cooperative \
+      --variant schedule=cooperative,mask_bits=True --shapes 4,2048,32 4,4096,32 \
+      --json "$OUT/attention-d64-cooperative-run$RUN.json"
     # SHORT_ROWS' bound (2,048 keys) was set before A32 made the default's loop shorter: SHORT_ROWS beside the
     # default on both sides of it, to say whether the bound moves
     step "attention-short-bound-run$RUN" 180 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \

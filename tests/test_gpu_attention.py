@@ -156,6 +156,7 @@ VARIANTS = [
      "q_stages": 2},
     {"mask_prefix": True, "mask_bits": True, "causal": True, "tile_n": 176, "kv_stages": 3},
     {"mask_prefix": True, "mask_bits": True, "causal": True, "schedule": "cooperative"},
+    {**attn.THREE_WARPGROUPS, "schedule": "cooperative", "causal": True, "mask_bits": True},
 ]
 
 
