@@ -93,8 +93,7 @@ class Tslab:
     def design(self, dtype: str, head_dim: int, causal: bool) -> Any:
         from tslab.kernels import attention_sm90 as attn
 
-        base = attn.HEAD_DIM_64 if head_dim == 64 else {}
-        return attn.design(**{**base, **self.params, "dtype": dtype, "causal": causal})
+        return attn.design(**{**attn.HEAD_DIM_PRESETS[head_dim], **self.params, "dtype": dtype, "causal": causal})
 
     def prepare(self, dtype: str, head_dim: int, causal: bool) -> tuple[Any, Any]:
         """The compiled function and its tensors' marks."""

@@ -59,7 +59,7 @@ def main() -> None:
     print(f"{'d':>4} {'b,s,h':>11} | busiest SM over the mean: one tile a block (by_pair, longest_first), "
           "persistent (by_pair, longest_first)")
     for head_dim in args.head_dims:
-        p = {**attn.PARAMS, **(attn.HEAD_DIM_64 if head_dim == 64 else {})}
+        p = {**attn.PARAMS, **attn.HEAD_DIM_PRESETS[head_dim]}
         rows = attn.tile_rows(p)
         for shape in args.shapes:
             batch, seqlen, heads = map(int, shape.split(","))

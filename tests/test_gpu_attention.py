@@ -21,7 +21,7 @@ SHAPES = [
     (2, 513, 129, 4, 1), (1, 129, 1000, 8, 8), (2, 256, 4096, 16, 2), (1, 4096, 4096, 4, 4), (4, 300, 77, 4, 4),
     (1, 2048, 2048, 32, 4), (2, 64, 64, 8, 1), (1, 1023, 1025, 2, 1), (5, 200, 200, 2, 2),
 ]
-HEAD_DIM_PARAMS = {128: {}, 64: attn.HEAD_DIM_64}
+HEAD_DIM_PARAMS = attn.HEAD_DIM_PRESETS
 
 
 def reference(q, k, v, causal: bool, scale: float):

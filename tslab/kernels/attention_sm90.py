@@ -141,6 +141,8 @@ THREE_WARPGROUPS: dict[str, Any] = {"head_dim": 64, "tile_n": 128, "kv_stages": 
 #: head_dim 64's preset: the three warpgroups, 1.03-1.15x the two on the H200 from s = 4096 (0.97-0.98x causal at
 #: s = 2048; benchmarks/NOTES.md A20).
 HEAD_DIM_64: dict[str, Any] = THREE_WARPGROUPS
+#: The params over :data:`PARAMS` each head_dim starts from: the defaults at 128, :data:`HEAD_DIM_64` at 64.
+HEAD_DIM_PRESETS: dict[int, dict[str, Any]] = {128: {}, 64: HEAD_DIM_64}
 #: head_dim 64 in the head_dim 128 defaults' 128-row tiles (two ping-pong warpgroups): the preset until A20.
 HEAD_DIM_64_TWO_WARPGROUPS: dict[str, Any] = {"head_dim": 64, "tile_n": 128, "kv_stages": 4}
 #: One warpgroup of 64 rows, no partner to take turns with (the teaching baseline of the ping-pong).
