@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("causal_balance", Path(__file__).parents[1] / "benchmarks" /
-                                               "causal_balance.py")
-balance = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(balance)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import causal_balance as balance
 
 
 def _work(name: str, m_blocks: int, rows: int, seqlen: int, pairs: int = 128, l2_heads: int = 80) -> list[int]:
