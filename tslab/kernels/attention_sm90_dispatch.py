@@ -18,9 +18,12 @@ with runtime extents as the exported package holds them (``benchmarks/attention.
 - head_dim 128, the rest (non-causal 2,049-8,192 keys, causal up to 12,288): the kernel's defaults.
 - head_dim 64: ``attention_sm90.HEAD_DIM_64`` (three warpgroups, NOTES A20), and for non-causal rows up to 8,192
   keys with ``SHORT_ROWS`` over it: 1.04-1.10x the preset at 2,048 and 4,096 keys (b4, H100, two runs, both dtypes),
-  1.01-1.04x at 8,192, level at 16,384 (b1). Causal rows keep the preset: the persistent schedule is 0.57-0.65x it
-  there: its blocks take every 132nd tile in ``by_pair`` order, and with 11 (or 22) Q tiles a pair each block
-  always gets the same Q tile of its pairs, so the blocks of the last ones run 1.7x the mean (A43).
+  1.01-1.04x at 8,192, level at 16,384 (b1). Causal rows up to 2,048 keys take ``SHORT_ROWS`` with its tiles
+  longest first (``causal_order="longest_first"``): 1.072-1.086x the preset there (b4, H100, two runs, both
+  dtypes), level from 4,096 keys (0.994-1.019x), so longer causal rows keep the preset. In ``by_pair`` order the
+  persistent schedule is 0.57-0.65x the preset on causal rows: its blocks take every 132nd tile, and with 11 (or
+  22) Q tiles a pair each block always gets the same Q tile of its pairs, so the blocks of the last ones run 1.7x
+  the mean (A43).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ BY_SEQLEN_K: dict[int, tuple[tuple[bool, int | None, dict[str, Any]], ...]] = {
     128: ((False, 2048, SHORT_ROWS), (False, 8192, {}), (False, None, LONG_ROWS), (True, 12288, {}),
           (True, None, LONG_ROWS)),
     64: ((False, 8192, {**attention_sm90.HEAD_DIM_64, **SHORT_ROWS}), (False, None, attention_sm90.HEAD_DIM_64),
+         (True, 2048, {**attention_sm90.HEAD_DIM_64, **SHORT_ROWS, "causal_order": "longest_first"}),
          (True, None, attention_sm90.HEAD_DIM_64)),
 }
 
