@@ -290,6 +290,11 @@ case $1 in
       --causal yes no --peer fa4 --repeats 4 --no-package --variant schedule=cooperative \
       --variant schedule=cooperative,mask_bits=True --shapes 4,2048,32 4,4096,32 \
       --json "$OUT/attention-d64-cooperative-run$RUN.json"
+    # A43's bound at head_dim 64: causal rows up to 2,048 keys take the persistent LPT schedule (+7-9%), 4,096 is
+    # level and 3,072 led by 1-3% in one run: the lengths between, to say whether the bound moves up
+    step "attention-d64-causal-bound-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \
+      --causal yes --peer fa4 --repeats 4 --no-package --variant persistent=True,q_stages=2,causal_order=longest_first \
+      --shapes 4,2560,32 4,3072,32 4,3584,32 --json "$OUT/attention-d64-causal-bound-run$RUN.json"
     # SHORT_ROWS' bound (2,048 keys) was set before A32 made the default's loop shorter: SHORT_ROWS beside the
     # default on both sides of it, to say whether the bound moves
     step "attention-short-bound-run$RUN" 180 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
