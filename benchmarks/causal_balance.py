@@ -1,11 +1,12 @@
 """How evenly a causal attention launch spreads its work over the SMs: a model, no GPU.
 
 Each causal Q tile's work is taken as its K/V tiles plus one (its prologue and epilogue); the busiest block's work
-over the mean is what the launch loses to imbalance. Three ways of handing out tiles are compared for
-``attention_sm90``'s two orders (``causal_order``): one tile per block, the next block starting on whichever SM
+over the mean is what the launch loses to imbalance. Two ways of handing out tiles are compared for
+``attention_sm90``'s orders (``causal_order``): one tile per block, the next block starting on whichever SM
 frees first (the default), and a persistent block taking every SM-count-th tile of the order (TS's static
 persistent scheduler, m fastest). The orders follow ``attention_sm90_resources`` (``tile_at``, ``longest_first``)
-with its L2 sections; this script only predicts, the GPU decides (benchmarks/NOTES.md, A43).
+with its L2 sections (``longest_first_all``: one section); this script only predicts, the GPU decides
+(benchmarks/NOTES.md, A43 and A45).
 
     python benchmarks/causal_balance.py [--head-dims 64 128] [--shapes 4,2048,32 4,4096,32] [--sms 132]
 """
@@ -26,9 +27,11 @@ def kv_tiles(m_block: int, rows: int, tile_n: int, seqlen: int) -> int:
 
 
 def order(name: str, m_blocks: int, pairs: int, l2_heads: int) -> list[int]:
-    """The Q tile (m_block) at each place of the launch order."""
+    """The Q tile (m_block) at each place of the launch order (``longest_first_all``: one section of all pairs)."""
     if name == "by_pair":
         return [m_blocks - 1 - t % m_blocks for t in range(m_blocks * pairs)]
+    if name == "longest_first_all":
+        l2_heads = pairs
     per_section, full = l2_heads * m_blocks, pairs // l2_heads
     tiles = []
     for t in range(m_blocks * pairs):
@@ -57,7 +60,7 @@ def main() -> None:
     parser.add_argument("--sms", type=int, default=132)
     args = parser.parse_args()
     print(f"{'d':>4} {'b,s,h':>11} | busiest SM over the mean: one tile a block (by_pair, longest_first), "
-          "persistent (by_pair, longest_first)")
+          "persistent (by_pair, longest_first, longest_first_all)")
     for head_dim in args.head_dims:
         p = {**attn.PARAMS, **attn.HEAD_DIM_PRESETS[head_dim]}
         rows = attn.tile_rows(p)
@@ -66,11 +69,12 @@ def main() -> None:
             m_blocks, pairs = math.ceil(seqlen / rows), batch * heads
             l2_heads = max(min(L2_KV_BYTES // (4 * head_dim) // seqlen, pairs), 1)
             cells = []
-            for persistent in (False, True):
-                for name in ("by_pair", "longest_first"):
+            for persistent, names in ((False, ("by_pair", "longest_first")),
+                                      (True, ("by_pair", "longest_first", "longest_first_all"))):
+                for name in names:
                     work = [kv_tiles(m, rows, p["tile_n"], seqlen) + 1 for m in order(name, m_blocks, pairs, l2_heads)]
                     cells.append(f"{imbalance(work, args.sms, persistent):.3f}")
-            print(f"{head_dim:>4} {shape:>11} | {cells[0]} {cells[1]} | {cells[2]} {cells[3]}")
+            print(f"{head_dim:>4} {shape:>11} | {cells[0]} {cells[1]} | {' '.join(cells[2:])}")
 
 
 if __name__ == "__main__":

@@ -158,8 +158,11 @@ Q_STAGES = (1, 2)
 #: longest tile before any pair's next longest, in sections of pairs whose K and V fit in L2 (flash-attn-4's LPT
 #: order), so the tiles that start last are the shortest. Persistent, ``by_pair`` can hand every block tiles of one
 #: length (132 SMs and 11 or 22 Q tiles a pair: each block always the same Q tile of its pairs), and
-#: ``longest_first`` gives every block a tile of each length in turn.
-CAUSAL_ORDERS = ("by_pair", "longest_first")
+#: ``longest_first`` gives every block a tile of each length in turn. ``longest_first_all`` is that order over all
+#: pairs as one section: a persistent block's share of each length then differs by at most one tile, where a
+#: narrower last section starts the lengths over part-way through the blocks (head_dim 64, 2,048 keys: 80 + 48 pairs),
+#: at the price of K and V no longer held in L2 a section at a time.
+CAUSAL_ORDERS = ("by_pair", "longest_first", "longest_first_all")
 #: ``poly_exp2``: 0, every exp2 of the softmax on MUFU (16 a clock an SM); k, every k-th exp2 of a row as a cubic
 #: on the FMA pipe (:mod:`tslab.kernels.fma_exp2`), so the two units share the row; where a score may be masked
 #: (the head, every causal trip) a select makes the cubic's 2^-125 for -inf a 0.
