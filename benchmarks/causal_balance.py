@@ -5,8 +5,8 @@ over the mean is what the launch loses to imbalance. Two ways of handing out til
 ``attention_sm90``'s orders (``causal_order``): one tile per block, the next block starting on whichever SM
 frees first (the default), and a persistent block taking every SM-count-th tile of the order (TS's static
 persistent scheduler, m fastest). The orders follow ``attention_sm90_resources`` (``tile_at``, ``longest_first``)
-with its L2 sections (``longest_first_all``: one section); this script only predicts, the GPU decides
-(benchmarks/NOTES.md, A43 and A45).
+with its L2 sections (``longest_first_all``: one section; ``longest_first_zigzag``: every other one reversed);
+this script only predicts, the GPU decides (benchmarks/NOTES.md, A43, A45 and A46).
 
     python benchmarks/causal_balance.py [--head-dims 64 128] [--shapes 4,2048,32 4,4096,32] [--sms 132]
 """
@@ -26,18 +26,24 @@ def kv_tiles(m_block: int, rows: int, tile_n: int, seqlen: int) -> int:
     return max(1, min(math.ceil(seqlen / tile_n), math.ceil((m_block + 1) * rows / tile_n)))
 
 
+#: ``attention_sm90.CAUSAL_ORDERS``; the last two only for persistent blocks, whose balance they aim at.
+ORDERS = ("by_pair", "longest_first", "longest_first_all", "longest_first_zigzag")
+
+
 def order(name: str, m_blocks: int, pairs: int, l2_heads: int) -> list[int]:
-    """The Q tile (m_block) at each place of the launch order (``longest_first_all``: one section of all pairs)."""
+    """The Q tile (m_block) at each place of the launch order (``longest_first_all``: one section of all pairs;
+    ``longest_first_zigzag``: every other section reversed)."""
     if name == "by_pair":
         return [m_blocks - 1 - t % m_blocks for t in range(m_blocks * pairs)]
     if name == "longest_first_all":
         l2_heads = pairs
-    per_section, full = l2_heads * m_blocks, pairs // l2_heads
     tiles = []
-    for t in range(m_blocks * pairs):
-        section, r = divmod(t, per_section)
-        width = l2_heads if section < full else pairs - full * l2_heads
-        tiles.append(m_blocks - 1 - r // width)
+    for start in range(0, pairs, l2_heads):  # sections of l2_heads pairs, the last may be narrower
+        width = min(l2_heads, pairs - start)
+        section = [m_blocks - 1 - r // width for r in range(m_blocks * width)]
+        if name == "longest_first_zigzag" and (start // l2_heads) % 2:
+            section.reverse()
+        tiles += section
     return tiles
 
 
@@ -60,7 +66,7 @@ def main() -> None:
     parser.add_argument("--sms", type=int, default=132)
     args = parser.parse_args()
     print(f"{'d':>4} {'b,s,h':>11} | busiest SM over the mean: one tile a block (by_pair, longest_first), "
-          "persistent (by_pair, longest_first, longest_first_all)")
+          f"persistent ({', '.join(ORDERS)})")
     for head_dim in args.head_dims:
         p = {**attn.PARAMS, **attn.HEAD_DIM_PRESETS[head_dim]}
         rows = attn.tile_rows(p)
@@ -69,8 +75,7 @@ def main() -> None:
             m_blocks, pairs = math.ceil(seqlen / rows), batch * heads
             l2_heads = max(min(L2_KV_BYTES // (4 * head_dim) // seqlen, pairs), 1)
             cells = []
-            for persistent, names in ((False, ("by_pair", "longest_first")),
-                                      (True, ("by_pair", "longest_first", "longest_first_all"))):
+            for persistent, names in ((False, ORDERS[:2]), (True, ORDERS)):
                 for name in names:
                     work = [kv_tiles(m, rows, p["tile_n"], seqlen) + 1 for m in order(name, m_blocks, pairs, l2_heads)]
                     cells.append(f"{imbalance(work, args.sms, persistent):.3f}")

@@ -290,12 +290,14 @@ case $1 in
       --causal yes no --peer fa4 --repeats 4 --no-package --variant schedule=cooperative \
       --variant schedule=cooperative,mask_bits=True --shapes 4,2048,32 4,4096,32 \
       --json "$OUT/attention-d64-cooperative-run$RUN.json"
-    # A45: the persistent schedule's LPT order over all pairs as one section (the L2 sections of 80 + 48 pairs leave
-    # the busiest block 1.105x the mean at head_dim 64, 2,048 keys; one section 1.031x), beside A43's sections
-    step attention-lpt-all-tests 240 "${PYTEST[@]}" tests/test_gpu_attention.py -k "persistent_causal_tiles"
-    step "attention-lpt-all-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 128 \
+    # A45 and A46: the persistent schedule's LPT order over all pairs as one section, and with every other L2 section
+    # shortest first (A43's sections of 80 + 48 pairs leave the busiest block 1.105x the mean at head_dim 64, 2,048
+    # keys; one section 1.031x, zigzag 1.068x), beside A43 and the preset
+    step attention-lpt-all-tests 300 "${PYTEST[@]}" tests/test_gpu_attention.py -k "persistent_causal_tiles"
+    step "attention-lpt-all-run$RUN" 240 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 128 \
       --causal yes --peer fa4 --repeats 4 --no-package --variant persistent=True,q_stages=2,causal_order=longest_first \
-      --variant persistent=True,q_stages=2,causal_order=longest_first_all --shapes 4,2048,32 4,4096,32 \
+      --variant persistent=True,q_stages=2,causal_order=longest_first_all \
+      --variant persistent=True,q_stages=2,causal_order=longest_first_zigzag --shapes 4,2048,32 4,4096,32 \
       --json "$OUT/attention-lpt-all-run$RUN.json"
     # A43's bound at head_dim 64: causal rows up to 2,048 keys take the persistent LPT schedule (+7-9%), 4,096 is
     # level and 3,072 led by 1-3% in one run: the lengths between, to say whether the bound moves up

@@ -1,4 +1,4 @@
-"""benchmarks/causal_balance.py: the model behind A43's prediction (no GPU)."""
+"""benchmarks/causal_balance.py: the model behind the predictions of A43, A45 and A46 (no GPU)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import causal_balance as balance
 
+from tslab.kernels import attention_sm90 as attn
+
 
 def _work(name: str, m_blocks: int, rows: int, seqlen: int, pairs: int = 128, l2_heads: int = 80) -> list[int]:
     return [balance.kv_tiles(m, rows, 128, seqlen) + 1 for m in balance.order(name, m_blocks, pairs, l2_heads)]
 
 
 def test_every_order_hands_out_each_tile_once():
-    for name in ("by_pair", "longest_first", "longest_first_all"):
+    assert balance.ORDERS == attn.CAUSAL_ORDERS
+    for name in balance.ORDERS:
         tiles = balance.order(name, 11, 128, 80)
         assert sorted(tiles) == sorted(list(range(11)) * 128)
 
@@ -38,3 +41,5 @@ def test_one_section_evens_out_what_a_narrower_last_section_unbalances():
     sectioned = balance.imbalance(_work("longest_first", 11, 192, 2048), 132, persistent=True)
     whole = balance.imbalance(_work("longest_first_all", 11, 192, 2048), 132, persistent=True)
     assert whole < 1.04 < 1.1 < sectioned
+    # A46: the sections kept, the second one shortest first
+    assert 1.04 < balance.imbalance(_work("longest_first_zigzag", 11, 192, 2048), 132, persistent=True) < 1.07

@@ -161,8 +161,9 @@ Q_STAGES = (1, 2)
 #: ``longest_first`` gives every block a tile of each length in turn. ``longest_first_all`` is that order over all
 #: pairs as one section: a persistent block's share of each length then differs by at most one tile, where a
 #: narrower last section starts the lengths over part-way through the blocks (head_dim 64, 2,048 keys: 80 + 48 pairs),
-#: at the price of K and V no longer held in L2 a section at a time.
-CAUSAL_ORDERS = ("by_pair", "longest_first", "longest_first_all")
+#: at the price of K and V no longer held in L2 a section at a time. ``longest_first_zigzag`` keeps the sections and
+#: runs every other one shortest first, so the blocks that met one section's long tiles meet the next one's short.
+CAUSAL_ORDERS = ("by_pair", "longest_first", "longest_first_all", "longest_first_zigzag")
 #: ``poly_exp2``: 0, every exp2 of the softmax on MUFU (16 a clock an SM); k, every k-th exp2 of a row as a cubic
 #: on the FMA pipe (:mod:`tslab.kernels.fma_exp2`), so the two units share the row; where a score may be masked
 #: (the head, every causal trip) a select makes the cubic's 2^-125 for -inf a 0.

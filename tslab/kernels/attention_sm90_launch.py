@@ -90,6 +90,7 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
     geo = Geometry(dtype=dtype, head_dim=p["head_dim"], rows=rows, task_rows=_task_rows(p), tile_n=p["tile_n"],
                    causal=p["causal"], persistent=p["persistent"], pingpong=_pingpong(p), q_layout=q_layout,
                    longest_first=p["causal"] and p["causal_order"] != "by_pair",
+                   zigzag_sections=p["causal_order"] == "longest_first_zigzag",
                    poly_exp2=p["poly_exp2"], late_pv_wait=p["late_pv_wait"], skip_unseen=p["skip_unseen"],
                    mask_prefix=p["mask_prefix"], mask_bits=p["mask_bits"],
                    kv_layout=kv_layout, o_layout=o_layout)
@@ -99,7 +100,7 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
     if cutlass.const_expr(geo.longest_first):  # its sections of pairs whose K and V fit in L2, or one of all pairs
         keys_in_l2 = L2_KV_BYTES // (4 * p["head_dim"])  # K and V rows of one head, 2 bytes an element
         l2_heads = heads * batch
-        if cutlass.const_expr(p["causal_order"] == "longest_first"):
+        if cutlass.const_expr(p["causal_order"] != "longest_first_all"):
             l2_heads = cutlass.max(cutlass.min(keys_in_l2 // cutlass.max(seqlen_k, 1), heads * batch), 1)
         order = {"heads": cutlass.Int32(heads), "batch": cutlass.Int32(batch), "l2_heads": cutlass.Int32(l2_heads)}
     ext = Extents(m_blocks=cutlass.Int32(m_blocks), seqlen_q=cutlass.Int32(seqlen_q), seqlen_k=cutlass.Int32(seqlen_k),

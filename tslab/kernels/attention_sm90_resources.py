@@ -52,6 +52,7 @@ class Geometry:
     persistent: bool
     pingpong: bool
     longest_first: bool = False  # causal tiles in :func:`longest_first`'s order
+    zigzag_sections: bool = False  # with longest_first, every other L2 section's tiles shortest first
     poly_exp2: int = 0  # every poly_exp2-th exp2 of a softmax row on the FMA pipe (:mod:`.fma_exp2`); 0: none
     late_pv_wait: bool = False  # the wait for the P V wgmma kept after the softmax (:mod:`.schedule_anchor`)
     skip_unseen: bool = False  # a task skips the softmax of the K/V tiles none of its rows sees
@@ -84,12 +85,14 @@ L2_KV_BYTES = 40 * 1024 * 1024
 
 
 @cute.jit
-def longest_first(ext: Extents, m: Any, h: Any, b: Any) -> tuple:
+def longest_first(ext: Extents, m: Any, h: Any, b: Any, zigzag: cutlass.Constexpr = False) -> tuple:
     """The causal tile of work-tile index ``(m, h, b)``, a block's own or a persistent block's from the WorkQueue:
     tiles start in launch order (m fastest), and the order hands out every (head, batch) pair's longest tile (the
     last Q rows, which see the most keys) before any pair's next longest, so the tiles that start last are the
     shortest and no block idles long at the end (persistent: every block meets each length in turn);
-    the pairs go in sections of ``l2_heads`` so that the K and V being read fit in L2 (flash-attn-4's LPT order)."""
+    the pairs go in sections of ``l2_heads`` so that the K and V being read fit in L2 (flash-attn-4's LPT order).
+    With ``zigzag`` every other section runs shortest first, so the persistent blocks that met a section's long
+    tiles meet the next one's short ones."""
     pairs = ext.heads * ext.batch
     t = m + ext.m_blocks * (h + ext.heads * b)  # the block's place in launch order
     per_section = ext.l2_heads * ext.m_blocks
@@ -97,6 +100,8 @@ def longest_first(ext: Extents, m: Any, h: Any, b: Any) -> tuple:
     r = t - section * per_section
     full = pairs // ext.l2_heads  # sections of l2_heads pairs; the last may be narrower
     width = ext.l2_heads if section < full else pairs - full * ext.l2_heads
+    if cutlass.const_expr(zigzag):  # an odd section's places reversed, without a branch
+        r = r + (section % 2) * (width * ext.m_blocks - 1 - 2 * r)
     rank = r // width  # 0: the longest tile of each pair in the section
     pair = section * ext.l2_heads + r - rank * width
     b_of = pair // ext.heads
@@ -116,7 +121,7 @@ def tile_at(geo: cutlass.Constexpr, ext: Extents, m: Any, h: Any, b: Any) -> tup
     """The tile of work-tile index ``(m, h, b)``: causal tiles longest first, within each pair (``by_pair``) or
     across them (:func:`longest_first`)."""
     if cutlass.const_expr(geo.longest_first):
-        m, h, b = longest_first(ext, m, h, b)
+        m, h, b = longest_first(ext, m, h, b, geo.zigzag_sections)
     elif cutlass.const_expr(geo.causal):
         m = ext.m_blocks - 1 - m
     return m, h, b
