@@ -299,6 +299,11 @@ case $1 in
       --variant persistent=True,q_stages=2,causal_order=longest_first_all \
       --variant persistent=True,q_stages=2,causal_order=longest_first_zigzag --shapes 4,2048,32 4,4096,32 \
       --json "$OUT/attention-lpt-all-run$RUN.json"
+    # the package's own call at b1 s16384 head_dim 64 (0.966-0.985x the compiled preset it runs, in six runs of
+    # eight, before each round's order rotated; the two cubins are byte-identical): more rounds, the order rotating
+    step "attention-d64-long-package-run$RUN" 150 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 \
+      --head-dims 64 --causal no yes --peer fa4 --repeats 8 --shapes 1,16384,32 \
+      --json "$OUT/attention-d64-long-package-run$RUN.json"
     # A43's bound at head_dim 64: causal rows up to 2,048 keys take the persistent LPT schedule (+7-9%), 4,096 is
     # level and 3,072 led by 1-3% in one run: the lengths between, to say whether the bound moves up
     step "attention-d64-causal-bound-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \
