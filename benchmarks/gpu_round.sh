@@ -304,6 +304,11 @@ case $1 in
     step "attention-d64-long-package-run$RUN" 150 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 \
       --head-dims 64 --causal no yes --peer fa4 --repeats 8 --shapes 1,16384,32 \
       --json "$OUT/attention-d64-long-package-run$RUN.json"
+    # the causal short-row rules after A45 and A46 (head_dim 128: zigzag up to 2,048 keys, longest_first up to 4,096;
+    # head_dim 64: longest_first_all up to 4,096): both tuned packages' own calls on the rows they changed
+    step "attention-causal-rules-run$RUN" 260 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 \
+      --head-dims 128 64 --causal yes --peer fa4 --peer cudnn --repeats 4 --shapes 4,2048,32 4,4096,32 \
+      --json "$OUT/attention-causal-rules-run$RUN.json"
     # A43's bound at head_dim 64: causal rows up to 2,048 keys take the persistent LPT schedule (+7-9%), 4,096 is
     # level and 3,072 led by 1-3% in one run: the lengths between, to say whether the bound moves up
     step "attention-d64-causal-bound-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \

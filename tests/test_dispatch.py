@@ -255,12 +255,16 @@ def test_the_measured_attention_tables_are_valid_dispatches():
     d128 = attention_sm90_dispatch.tuned("fp16")
     assert d128.key == "seqlen_k" and {d.params["dtype"] for d in d128.designs} == {"fp16"}
     assert d128.pick((4, 2048, 2048, 32, 32), causal=False)[1].params["persistent"] is True
-    assert d128.pick((4, 2048, 2048, 32, 32), causal=True)[1] == attention_sm90.design(causal=True, dtype="fp16")
+    d128_causal = [d128.pick((4, s, s, 32, 32), causal=True)[1].params for s in (2048, 2049, 4096, 4097)]
+    assert [(p["persistent"], p["causal_order"]) for p in d128_causal] == [
+        (True, "longest_first_zigzag"), (True, "longest_first"), (True, "longest_first"), (False, "by_pair")]
+    assert d128.pick((4, 4097, 4097, 32, 32), causal=True)[1] == attention_sm90.design(causal=True, dtype="fp16")
     d64 = attention_sm90_dispatch.tuned(head_dim=64)
     assert {d.params["mma_warpgroups"] for d in d64.designs} == {3}
     assert [d64.pick((4, 2048, s, 32, 32), causal=False)[1].params["persistent"] for s in (8192, 8193)] == [True, False]
-    causal_picks = [d64.pick((4, s, s, 32, 32), causal=True)[1].params for s in (2048, 2049)]
-    assert [(p["persistent"], p["causal_order"]) for p in causal_picks] == [(True, "longest_first"), (False, "by_pair")]
+    causal_picks = [d64.pick((4, s, s, 32, 32), causal=True)[1].params for s in (4096, 4097)]
+    assert [(p["persistent"], p["causal_order"]) for p in causal_picks] == [(True, "longest_first_all"),
+                                                                           (False, "by_pair")]
     with pytest.raises(DesignError, match=r"head_dim=96 has no measured table\n  hint: pass one of 128, 64"):
         attention_sm90_dispatch.tuned(head_dim=96)
 
