@@ -309,8 +309,8 @@ case $1 in
     step "attention-causal-rules-run$RUN" 260 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 \
       --head-dims 128 64 --causal yes --peer fa4 --peer cudnn --repeats 4 --shapes 4,2048,32 4,4096,32 \
       --json "$OUT/attention-causal-rules-run$RUN.json"
-    # A43's bound at head_dim 64: causal rows up to 2,048 keys take the persistent LPT schedule (+7-9%), 4,096 is
-    # level and 3,072 led by 1-3% in one run: the lengths between, to say whether the bound moves up
+    # A43's bound at head_dim 64, when its rule stopped at 2,048 keys (+7-9% there, 4,096 level, 3,072 +1-3% in one
+    # run): the lengths between (the rule now reaches 4,096 keys with A45's order)
     step "attention-d64-causal-bound-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \
       --causal yes --peer fa4 --repeats 4 --no-package --variant persistent=True,q_stages=2,causal_order=longest_first \
       --shapes 4,2560,32 4,3072,32 4,3584,32 --json "$OUT/attention-d64-causal-bound-run$RUN.json"
