@@ -309,6 +309,13 @@ case $1 in
     step "attention-causal-rules-run$RUN" 260 python3 benchmarks/attention.py --tuned --dtypes bf16 fp16 \
       --head-dims 128 64 --causal yes --peer fa4 --peer cudnn --repeats 4 --shapes 4,2048,32 4,4096,32 \
       --json "$OUT/attention-causal-rules-run$RUN.json"
+    # causal prefill at small batch (352-1,024 tiles, under eight rounds of 132, one L2 section): the persistent LPT
+    # order the package picks there models 1.12-1.32 busiest-over-mean, one tile a block in LPT order (A24) 1.02-1.08,
+    # the preset 1.13-1.36 (benchmarks/causal_balance.py), each beside the preset
+    step "attention-small-causal-run$RUN" 200 python3 benchmarks/attention.py --dtypes bf16 --head-dims 64 128 \
+      --causal yes --peer fa4 --repeats 4 --no-package --variant causal_order=longest_first \
+      --variant persistent=True,q_stages=2,causal_order=longest_first \
+      --shapes 1,2048,32 2,2048,16 1,4096,16 1,4096,32 --json "$OUT/attention-small-causal-run$RUN.json"
     # A43's bound at head_dim 64, when its rule stopped at 2,048 keys (+7-9% there, 4,096 level, 3,072 +1-3% in one
     # run): the lengths between (the rule now reaches 4,096 keys with A45's order)
     step "attention-d64-causal-bound-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \
