@@ -5,8 +5,9 @@ over the mean is what the launch loses to imbalance. Two ways of handing out til
 ``attention_sm90``'s orders (``causal_order``): one tile per block, the next block starting on whichever SM
 frees first (the default), and a persistent block taking every SM-count-th tile of the order (TS's static
 persistent scheduler, m fastest). The orders follow ``attention_sm90_resources`` (``tile_at``, ``longest_first``)
-with its L2 sections (``longest_first_all``: one section; ``longest_first_zigzag``: every other one reversed);
-this script only predicts, the GPU decides (benchmarks/NOTES.md, A43, A45 and A46).
+with its L2 sections (``longest_first_all``: one section; ``longest_first_zigzag``: every other one reversed), and
+``snake_rounds`` (a persistent launch's every other round of one tile a block reversed, ``snake``); this script only
+predicts, the GPU decides (benchmarks/NOTES.md, A43, A45, A46 and A47).
 
     python benchmarks/causal_balance.py [--head-dims 64 128] [--shapes 4,2048,32 4,4096,32] [--sms 132]
 """
@@ -47,6 +48,13 @@ def order(name: str, m_blocks: int, pairs: int, l2_heads: int) -> list[int]:
     return tiles
 
 
+def snake(tiles: list[int], blocks: int) -> list[int]:
+    """``tiles`` with every other round of ``blocks`` places reversed (the last round may be shorter):
+    ``attention_sm90_resources.snake``."""
+    rounds = [tiles[start:start + blocks] for start in range(0, len(tiles), blocks)]
+    return [m for k, round_ in enumerate(rounds) for m in (round_[::-1] if k % 2 else round_)]
+
+
 def imbalance(work: list[int], sms: int, persistent: bool) -> float:
     """The busiest SM's work over the mean."""
     if persistent:
@@ -66,7 +74,7 @@ def main() -> None:
     parser.add_argument("--sms", type=int, default=132)
     args = parser.parse_args()
     print(f"{'d':>4} {'b,s,h':>11} | busiest SM over the mean: one tile a block (by_pair, longest_first), "
-          f"persistent ({', '.join(ORDERS)})")
+          f"persistent ({', '.join(ORDERS)}), persistent with snake_rounds ({', '.join(ORDERS[1:])})")
     for head_dim in args.head_dims:
         p = {**attn.PARAMS, **attn.HEAD_DIM_PRESETS[head_dim]}
         rows = attn.tile_rows(p)
@@ -74,12 +82,16 @@ def main() -> None:
             batch, seqlen, heads = map(int, shape.split(","))
             m_blocks, pairs = math.ceil(seqlen / rows), batch * heads
             l2_heads = max(min(L2_KV_BYTES // (4 * head_dim) // seqlen, pairs), 1)
+            blocks = min(args.sms, m_blocks * pairs)
             cells = []
-            for persistent, names in ((False, ORDERS[:2]), (True, ORDERS)):
+            launches = ((False, False, ORDERS[:2]), (True, False, ORDERS), (True, True, ORDERS[1:]))
+            for persistent, snaked, names in launches:
                 for name in names:
-                    work = [kv_tiles(m, rows, p["tile_n"], seqlen) + 1 for m in order(name, m_blocks, pairs, l2_heads)]
+                    tiles = order(name, m_blocks, pairs, l2_heads)
+                    tiles = snake(tiles, blocks) if snaked else tiles
+                    work = [kv_tiles(m, rows, p["tile_n"], seqlen) + 1 for m in tiles]
                     cells.append(f"{imbalance(work, args.sms, persistent):.3f}")
-            print(f"{head_dim:>4} {shape:>11} | {cells[0]} {cells[1]} | {' '.join(cells[2:])}")
+            print(f"{head_dim:>4} {shape:>11} | {' '.join(cells[:2])} | {' '.join(cells[2:6])} | {' '.join(cells[6:])}")
 
 
 if __name__ == "__main__":

@@ -254,6 +254,19 @@ def test_work_side_flags_leave_the_schedule_as_it_was(params, flags):
     assert tslab.check(design, strategy="ts").status == "SAFE"
 
 
+@pytest.mark.parametrize("flags", [{"causal_order": "longest_first_zigzag"},
+                                   {"causal_order": "longest_first_all", "snake_rounds": True}], ids=str)
+def test_the_order_of_a_persistent_blocks_tiles_leaves_the_schedule_as_it_was(flags):
+    """Which causal tile a persistent block takes next (``causal_order``, ``snake_rounds``) is launch arithmetic
+    where a tile starts: every task's steps are the default order's, and both searches prove them SAFE."""
+    params = {"persistent": True, "q_stages": 2, "causal": True}
+    design, default = attn.design(**params, **flags), attn.design(**params)
+    for task in default.tasks():
+        assert design.schedule(task) == default.schedule(task)
+    assert tslab.check(design).status == "SAFE"
+    assert tslab.check(design, strategy="ts").status == "SAFE"
+
+
 @pytest.mark.parametrize("params", [{}, {"causal": True}, attn.THREE_WARPGROUPS], ids=str)
 def test_one_epilogue_warp_parks_the_other_two(params):
     """``epilogue_warps=1``: one warp waits for O and stores it (O's stage counts 32 consumer threads), two warps of
@@ -343,6 +356,9 @@ def test_a_release_moved_ahead_of_its_work_is_refused_by_ts():
     ({"convert_before_turn": 1}, "param 'convert_before_turn'.*not a bool"),
     ({"mask_prefix": 1}, "param 'mask_prefix'.*not a bool"),
     ({"mask_bits": "yes"}, "param 'mask_bits'.*not a bool"),
+    ({"snake_rounds": 1}, "param 'snake_rounds'.*not a bool"),
+    ({"snake_rounds": True, "causal_order": "longest_first"}, "param 'snake_rounds'.*persistent=False"),
+    ({"snake_rounds": True, "persistent": True}, "param 'snake_rounds'.*causal_order='by_pair'"),
     ({"epilogue": "aliased", "persistent": True}, "param 'epilogue'.*persistent=True"),
     ({"q_stages": 3}, "param 'q_stages'.*not 1 or 2"),
     ({"causal_order": "lpt"}, "param 'causal_order'"),

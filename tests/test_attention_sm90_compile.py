@@ -47,6 +47,8 @@ CASES = [
      True),  # A45: the LPT order over all pairs as one section
     ({**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2, "causal": True,
       "causal_order": "longest_first_zigzag"}, True),  # A46: every other L2 section shortest first
+    ({**attn.THREE_WARPGROUPS, "persistent": True, "q_stages": 2, "causal": True, "causal_order": "longest_first_all",
+      "snake_rounds": True}, True),  # A47: every other round of tiles in reverse (the grid's size read in the kernel)
     ({**attn.THREE_WARPGROUPS, "schedule": "cooperative", "causal": True}, True),  # A44: one copy of the K/V loop
     ({"turn_after_v": True}, True),  # Q K^T reads the K stage noted before the wait for V
     ({**attn.THREE_WARPGROUPS, "turn_after_v": True, "causal": True}, True),

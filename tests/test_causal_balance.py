@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import causal_balance as balance
 
 from tslab.kernels import attention_sm90 as attn
+from tslab.kernels import attention_sm90_resources as resources
 
 
 def _work(name: str, m_blocks: int, rows: int, seqlen: int, pairs: int = 128, l2_heads: int = 80) -> list[int]:
@@ -43,3 +44,30 @@ def test_one_section_evens_out_what_a_narrower_last_section_unbalances():
     assert whole < 1.04 < 1.1 < sectioned
     # A46: the sections kept, the second one shortest first
     assert 1.04 < balance.imbalance(_work("longest_first_zigzag", 11, 192, 2048), 132, persistent=True) < 1.07
+
+
+@pytest.mark.parametrize(("m_blocks", "heads", "batch", "l2_heads", "blocks"),
+                         [(11, 32, 1, 32, 132), (16, 16, 2, 32, 132), (22, 32, 4, 10, 132), (3, 5, 1, 5, 15),
+                          (7, 9, 2, 4, 50)])
+@pytest.mark.parametrize("name", balance.ORDERS[1:])
+def test_the_kernels_snake_hands_out_the_models_tiles(name, m_blocks, heads, batch, l2_heads, blocks):
+    """A47: the kernel's launch arithmetic (``snake`` then ``longest_first``, run here on Python ints) hands each
+    place of a persistent launch the tile the model gives it, every tile once, the last round shorter or not."""
+    ext = resources.Extents(m_blocks=m_blocks, seqlen_q=0, seqlen_k=0, heads_per_kv=1, heads=heads, batch=batch,
+                            l2_heads=heads * batch if name == "longest_first_all" else l2_heads, blocks=blocks)
+    tiles = m_blocks * heads * batch
+    places = [resources.snake.__wrapped__(ext, t) for t in range(tiles)]
+    assert sorted(places) == list(range(tiles))
+    kernel = [resources.longest_first.__wrapped__(ext, t, name == "longest_first_zigzag") for t in places]
+    assert len(set(kernel)) == tiles
+    model = balance.snake(balance.order(name, m_blocks, heads * batch, l2_heads), blocks)
+    assert [m for m, _, _ in kernel] == model
+
+
+def test_the_snake_evens_out_a_launch_of_few_rounds():
+    """b1 h32, 2,048 keys at head_dim 64: 352 tiles, under three rounds of 132. The LPT order alone hands the first
+    blocks the longest tile of every round (1.29x the mean); the snake hands them a short one every other round."""
+    lpt = balance.order("longest_first", 11, 32, 32)
+    assert balance.imbalance(_work("longest_first", 11, 192, 2048, pairs=32, l2_heads=32), 132, persistent=True) > 1.25
+    snaked = [balance.kv_tiles(m, 192, 128, 2048) + 1 for m in balance.snake(lpt, 132)]
+    assert balance.imbalance(snaked, 132, persistent=True) < 1.11

@@ -192,13 +192,16 @@ def test_persistent_blocks_that_run_several_tiles(params):
     _check_all(attn.design(**params), MANY_TILES, seed=200)
 
 
-@pytest.mark.parametrize("causal_order", ["longest_first", "longest_first_all", "longest_first_zigzag"])
+@pytest.mark.parametrize(("causal_order", "snake_rounds"),
+                         [("longest_first", False), ("longest_first_all", False), ("longest_first_zigzag", False),
+                          ("longest_first", True), ("longest_first_all", True)])
 @pytest.mark.parametrize("head_dim", [128, 64])
-def test_persistent_causal_tiles_in_l2_sections(head_dim, causal_order):
+def test_persistent_causal_tiles_in_l2_sections(head_dim, causal_order, snake_rounds):
     """A43: a persistent block's causal tiles in LPT order, the pairs in L2 sections (the last one narrower); A45:
-    the same order over all pairs as one section; A46: every other section shortest first."""
+    the same order over all pairs as one section; A46: every other section shortest first; A47: every other round
+    of tiles in reverse."""
     design = attn.design(causal=True, causal_order=causal_order, persistent=True, q_stages=2,
-                         **HEAD_DIM_PARAMS[head_dim])
+                         snake_rounds=snake_rounds, **HEAD_DIM_PARAMS[head_dim])
     _check_all(design, [*L2_SECTIONS, *MANY_TILES[:2]], seed=301)
 
 

@@ -59,6 +59,8 @@ Resource/task flow (W = 4 * mma_warpgroups; warps in brackets; overlap=True)::
              predicates from a register at once) and FSEL, flash-attn-4's way, not a compare and a select a score
              (head_dim 64 causal: a masked trip 588 -> 563 instructions; both flags 556). Timed +1-2% causal at
              2,048 keys, inside the +-2% of noise (benchmarks/NOTES.md A41): off
+    snake_rounds=True (persistent, a ``longest_first`` order): every other round of tiles (one a block) in reverse,
+             so the block that took a round's longest tile takes the next round's shortest
     persistent=True: each task's body sits in ``work_tile_loop(work_queue)`` and ends with
              work_queue: wait -> get_and_advance_work_tile -> release; with ``q_stages=2`` the load warp fills
              the next tile's Q while this tile's is still read
@@ -133,7 +135,7 @@ PARAMS: dict[str, Any] = {
     "causal_order": "by_pair", "epilogue": "dedicated", "turn_after_v": False, "per_warp_release": False,
     "rescale_under_qk": False, "poly_exp2": 0, "epilogue_warps": 3, "late_pv_wait": False, "pdl": False,
     "skip_unseen": False, "convert_before_turn": False, "mask_prefix": False, "mask_bits": False,
-    "kv_tiles": 3,
+    "snake_rounds": False, "kv_tiles": 3,
 }
 #: head_dim 64 in 192-row tiles: three ping-pong warpgroups of 64 rows in a ring of turns (FlashAttention-3's head_dim
 #: 64 configuration), 160 registers each, 128-wide K/V tiles (S 64 + P 32 + O 32 registers a thread).
@@ -164,6 +166,11 @@ Q_STAGES = (1, 2)
 #: at the price of K and V no longer held in L2 a section at a time. ``longest_first_zigzag`` keeps the sections and
 #: runs every other one shortest first, so the blocks that met one section's long tiles meet the next one's short.
 CAUSAL_ORDERS = ("by_pair", "longest_first", "longest_first_all", "longest_first_zigzag")
+#: ``snake_rounds=True`` (persistent, any of the ``longest_first`` orders): a persistent block takes every
+#: SM-count-th tile of the order, so a launch runs in rounds of one tile a block, each round's lengths falling from
+#: the first block to the last; every other round is handed out in reverse, so the block that took one round's
+#: longest tile takes the next round's shortest. Aimed at launches of a few rounds (small batch x heads), where the
+#: LPT order alone leaves the first blocks 12-32% above the mean (``benchmarks/causal_balance.py``).
 #: ``poly_exp2``: 0, every exp2 of the softmax on MUFU (16 a clock an SM); k, every k-th exp2 of a row as a cubic
 #: on the FMA pipe (:mod:`tslab.kernels.fma_exp2`), so the two units share the row; where a score may be masked
 #: (the head, every causal trip) a select makes the cubic's 2^-125 for -inf a 0.
@@ -277,9 +284,17 @@ def validate(params: dict[str, Any]) -> None:
         raise bad("q_stages", "q_stages=2 with epilogue='aliased': O is staged over Q's bytes, which the next "
                   "tile's Q would fill", "use q_stages=1 with epilogue='aliased'")
     for flag in ("turn_after_v", "per_warp_release", "rescale_under_qk", "late_pv_wait", "pdl", "skip_unseen",
-                 "convert_before_turn", "mask_prefix", "mask_bits"):
+                 "convert_before_turn", "mask_prefix", "mask_bits", "snake_rounds"):
         if not isinstance(p[flag], bool):
             raise bad(flag, f"{flag}={p[flag]!r} is not a bool", "use True or False")
+    if p["snake_rounds"] and not p["persistent"]:
+        raise bad("snake_rounds", "snake_rounds=True with persistent=False: rounds are a persistent block's tiles, "
+                  "one a block; blocks of one tile start wherever an SM frees", "use persistent=True, or "
+                  "snake_rounds=False")
+    if p["snake_rounds"] and p["causal_order"] == "by_pair":
+        raise bad("snake_rounds", "snake_rounds=True with causal_order='by_pair': the snake reverses rounds of an "
+                  "order whose lengths fall across the blocks, which by_pair's do not", "use causal_order="
+                  "'longest_first' (or '_all', '_zigzag'), or snake_rounds=False")
     if p["turn_after_v"] and (p["schedule"] != "pingpong" or not p["overlap"]):
         raise bad("turn_after_v", "turn_after_v=True without the overlapped ping-pong: only its K/V step waits for "
                   "a V tile between taking the turn and giving it",

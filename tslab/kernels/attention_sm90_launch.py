@@ -91,6 +91,7 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
                    causal=p["causal"], persistent=p["persistent"], pingpong=_pingpong(p), q_layout=q_layout,
                    longest_first=p["causal"] and p["causal_order"] != "by_pair",
                    zigzag_sections=p["causal_order"] == "longest_first_zigzag",
+                   snake_rounds=p["snake_rounds"] and p["persistent"],
                    poly_exp2=p["poly_exp2"], late_pv_wait=p["late_pv_wait"], skip_unseen=p["skip_unseen"],
                    mask_prefix=p["mask_prefix"], mask_bits=p["mask_bits"],
                    kv_layout=kv_layout, o_layout=o_layout)
@@ -103,6 +104,8 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
         if cutlass.const_expr(p["causal_order"] != "longest_first_all"):
             l2_heads = cutlass.max(cutlass.min(keys_in_l2 // cutlass.max(seqlen_k, 1), heads * batch), 1)
         order = {"heads": cutlass.Int32(heads), "batch": cutlass.Int32(batch), "l2_heads": cutlass.Int32(l2_heads)}
+        if cutlass.const_expr(geo.snake_rounds):  # the grid is (1, 1, persistent blocks)
+            order["blocks"] = cutlass.Int32(cute.arch.grid_dim()[2])
     ext = Extents(m_blocks=cutlass.Int32(m_blocks), seqlen_q=cutlass.Int32(seqlen_q), seqlen_k=cutlass.Int32(seqlen_k),
                   heads_per_kv=cutlass.Int32(heads // heads_kv), **order)
     scheduler = None

@@ -53,6 +53,7 @@ class Geometry:
     pingpong: bool
     longest_first: bool = False  # causal tiles in :func:`longest_first`'s order
     zigzag_sections: bool = False  # with longest_first, every other L2 section's tiles shortest first
+    snake_rounds: bool = False  # with longest_first and persistent, every other round of tiles in reverse
     poly_exp2: int = 0  # every poly_exp2-th exp2 of a softmax row on the FMA pipe (:mod:`.fma_exp2`); 0: none
     late_pv_wait: bool = False  # the wait for the P V wgmma kept after the softmax (:mod:`.schedule_anchor`)
     skip_unseen: bool = False  # a task skips the softmax of the K/V tiles none of its rows sees
@@ -77,6 +78,7 @@ class Extents:
     heads: Any = None
     batch: Any = None
     l2_heads: Any = None  # (head, batch) pairs whose K and V fit in L2 together (causal, one tile per block)
+    blocks: Any = None  # the persistent blocks (a round of tiles), with ``snake_rounds``
 
 
 #: The L2 bytes a causal launch's section of heads may fill with K and V: 40 of the H200's 50 MB, the rest left to
@@ -85,16 +87,14 @@ L2_KV_BYTES = 40 * 1024 * 1024
 
 
 @cute.jit
-def longest_first(ext: Extents, m: Any, h: Any, b: Any, zigzag: cutlass.Constexpr = False) -> tuple:
-    """The causal tile of work-tile index ``(m, h, b)``, a block's own or a persistent block's from the WorkQueue:
-    tiles start in launch order (m fastest), and the order hands out every (head, batch) pair's longest tile (the
-    last Q rows, which see the most keys) before any pair's next longest, so the tiles that start last are the
-    shortest and no block idles long at the end (persistent: every block meets each length in turn);
-    the pairs go in sections of ``l2_heads`` so that the K and V being read fit in L2 (flash-attn-4's LPT order).
-    With ``zigzag`` every other section runs shortest first, so the persistent blocks that met a section's long
-    tiles meet the next one's short ones."""
+def longest_first(ext: Extents, t: Any, zigzag: cutlass.Constexpr = False) -> tuple:
+    """The causal tile at place ``t`` of the launch order (a block's own, or a persistent block's from the WorkQueue,
+    m fastest): the order hands out every (head, batch) pair's longest tile (the last Q rows, which see the most
+    keys) before any pair's next longest, so the tiles that start last are the shortest and no block idles long at
+    the end (persistent: every block meets each length in turn); the pairs go in sections of ``l2_heads`` so that
+    the K and V being read fit in L2 (flash-attn-4's LPT order). With ``zigzag`` every other section runs shortest
+    first, so the persistent blocks that met a section's long tiles meet the next one's short ones."""
     pairs = ext.heads * ext.batch
-    t = m + ext.m_blocks * (h + ext.heads * b)  # the block's place in launch order
     per_section = ext.l2_heads * ext.m_blocks
     section = t // per_section
     r = t - section * per_section
@@ -109,6 +109,18 @@ def longest_first(ext: Extents, m: Any, h: Any, b: Any, zigzag: cutlass.Constexp
 
 
 @cute.jit
+def snake(ext: Extents, t: Any) -> Any:
+    """Place ``t`` of the launch order with every other round of ``ext.blocks`` places reversed (the last round
+    may be shorter), so the persistent block that takes a round's first tile takes the next round's last."""
+    tiles = ext.m_blocks * ext.heads * ext.batch
+    round_ = t // ext.blocks
+    start = round_ * ext.blocks
+    width = cutlass.min(ext.blocks, tiles - start)
+    place = t - start
+    return start + place + (round_ % 2) * (width - 1 - 2 * place)  # an odd round's places reversed, branch-free
+
+
+@cute.jit
 def tile_of(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) -> tuple:
     """(m_block, head, batch) of this block's tile: the WorkQueue's when persistent, else the block's own (causal:
     each pair's last Q tile first, or :func:`longest_first`)."""
@@ -119,9 +131,12 @@ def tile_of(geo: cutlass.Constexpr, ext: Extents, stage_info: StageInfo) -> tupl
 @cute.jit
 def tile_at(geo: cutlass.Constexpr, ext: Extents, m: Any, h: Any, b: Any) -> tuple:
     """The tile of work-tile index ``(m, h, b)``: causal tiles longest first, within each pair (``by_pair``) or
-    across them (:func:`longest_first`)."""
+    across them (:func:`longest_first`, its rounds in a :func:`snake` with ``snake_rounds``)."""
     if cutlass.const_expr(geo.longest_first):
-        m, h, b = longest_first(ext, m, h, b, geo.zigzag_sections)
+        t = m + ext.m_blocks * (h + ext.heads * b)  # the block's place in launch order
+        if cutlass.const_expr(geo.snake_rounds):
+            t = snake(ext, t)
+        m, h, b = longest_first(ext, t, geo.zigzag_sections)
     elif cutlass.const_expr(geo.causal):
         m = ext.m_blocks - 1 - m
     return m, h, b
