@@ -316,6 +316,18 @@ case $1 in
       --causal yes --peer fa4 --repeats 4 --no-package --variant causal_order=longest_first \
       --variant persistent=True,q_stages=2,causal_order=longest_first \
       --shapes 1,2048,32 2,2048,16 1,4096,16 1,4096,32 --json "$OUT/attention-small-causal-run$RUN.json"
+    # A47: snake_rounds, every other round of a persistent launch's tiles in reverse: its GPU tests (both head dims,
+    # A43's and A45's orders snaked), then beside the orders the package picks on the causal rows, at b4 and at
+    # small batch (under three rounds of 132 tiles, where the LPT orders alone model 1.19-1.32 and the snake 1.02-1.10)
+    step attention-snake-tests 300 "${PYTEST[@]}" tests/test_gpu_attention.py -k "persistent_causal_tiles and True"
+    step "attention-snake-d64-run$RUN" 240 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \
+      --causal yes --peer fa4 --repeats 4 --no-package --variant persistent=True,q_stages=2,causal_order=longest_first_all \
+      --variant persistent=True,q_stages=2,causal_order=longest_first_all,snake_rounds=True \
+      --shapes 4,2048,32 4,4096,32 1,2048,32 1,4096,16 --json "$OUT/attention-snake-d64-run$RUN.json"
+    step "attention-snake-d128-run$RUN" 240 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 128 \
+      --causal yes --peer fa4 --repeats 4 --no-package --variant persistent=True,q_stages=2,causal_order=longest_first_zigzag \
+      --variant persistent=True,q_stages=2,causal_order=longest_first_zigzag,snake_rounds=True \
+      --shapes 4,2048,32 4,4096,32 1,2048,32 1,4096,16 --json "$OUT/attention-snake-d128-run$RUN.json"
     # A43's bound at head_dim 64, when its rule stopped at 2,048 keys (+7-9% there, 4,096 level, 3,072 +1-3% in one
     # run): the lengths between (the rule now reaches 4,096 keys with A45's order)
     step "attention-d64-causal-bound-run$RUN" 150 python3 benchmarks/attention.py --dtypes bf16 fp16 --head-dims 64 \
