@@ -247,6 +247,11 @@ def test_work_side_flags_leave_the_schedule_as_it_was(params, flags):
     """Which trips a warpgroup skips the softmax of (``skip_unseen``), and which it masks and how (``mask_prefix``,
     ``mask_bits``), is decided inside its work, at run time: every task waits for, releases and passes the same
     stages and turns, so what both searches prove is the default's schedule."""
+    _assert_same_schedule_and_safe(params, flags)
+
+
+def _assert_same_schedule_and_safe(params: dict, flags: dict) -> None:
+    """``flags`` over ``params`` leave every task's steps as they were, and both searches prove them SAFE."""
     design, default = attn.design(**params, **flags), attn.design(**params)
     for task in default.tasks():
         assert design.schedule(task) == default.schedule(task)
@@ -259,12 +264,7 @@ def test_work_side_flags_leave_the_schedule_as_it_was(params, flags):
 def test_the_order_of_a_persistent_blocks_tiles_leaves_the_schedule_as_it_was(flags):
     """Which causal tile a persistent block takes next (``causal_order``, ``snake_rounds``) is launch arithmetic
     where a tile starts: every task's steps are the default order's, and both searches prove them SAFE."""
-    params = {"persistent": True, "q_stages": 2, "causal": True}
-    design, default = attn.design(**params, **flags), attn.design(**params)
-    for task in default.tasks():
-        assert design.schedule(task) == default.schedule(task)
-    assert tslab.check(design).status == "SAFE"
-    assert tslab.check(design, strategy="ts").status == "SAFE"
+    _assert_same_schedule_and_safe({"persistent": True, "q_stages": 2, "causal": True}, flags)
 
 
 @pytest.mark.parametrize("params", [{}, {"causal": True}, attn.THREE_WARPGROUPS], ids=str)

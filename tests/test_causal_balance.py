@@ -15,8 +15,11 @@ from tslab.kernels import attention_sm90 as attn
 from tslab.kernels import attention_sm90_resources as resources
 
 
-def _work(name: str, m_blocks: int, rows: int, seqlen: int, pairs: int = 128, l2_heads: int = 80) -> list[int]:
-    return [balance.kv_tiles(m, rows, 128, seqlen) + 1 for m in balance.order(name, m_blocks, pairs, l2_heads)]
+def _work(name: str, m_blocks: int, rows: int, seqlen: int, pairs: int = 128, l2_heads: int = 80,
+          snake_blocks: int = 0) -> list[int]:
+    tiles = balance.order(name, m_blocks, pairs, l2_heads)
+    tiles = balance.snake(tiles, snake_blocks) if snake_blocks else tiles
+    return [balance.kv_tiles(m, rows, 128, seqlen) + 1 for m in tiles]
 
 
 def test_every_order_hands_out_each_tile_once():
@@ -67,7 +70,6 @@ def test_the_kernels_snake_hands_out_the_models_tiles(name, m_blocks, heads, bat
 def test_the_snake_evens_out_a_launch_of_few_rounds():
     """b1 h32, 2,048 keys at head_dim 64: 352 tiles, under three rounds of 132. The LPT order alone hands the first
     blocks the longest tile of every round (1.29x the mean); the snake hands them a short one every other round."""
-    lpt = balance.order("longest_first", 11, 32, 32)
     assert balance.imbalance(_work("longest_first", 11, 192, 2048, pairs=32, l2_heads=32), 132, persistent=True) > 1.25
-    snaked = [balance.kv_tiles(m, 192, 128, 2048) + 1 for m in balance.snake(lpt, 132)]
+    snaked = _work("longest_first", 11, 192, 2048, pairs=32, l2_heads=32, snake_blocks=132)
     assert balance.imbalance(snaked, 132, persistent=True) < 1.11
