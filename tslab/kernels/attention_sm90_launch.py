@@ -91,7 +91,7 @@ def _attention_kernel(tma_q: cute.CopyAtom, mQ: cute.Tensor, tma_k: cute.CopyAto
                    causal=p["causal"], persistent=p["persistent"], pingpong=_pingpong(p), q_layout=q_layout,
                    longest_first=p["causal"] and p["causal_order"] != "by_pair",
                    zigzag_sections=p["causal_order"] == "longest_first_zigzag",
-                   snake_rounds=p["snake_rounds"] and p["persistent"],
+                   snake_rounds=p["snake_rounds"],  # validate() refuses it without persistent=True
                    poly_exp2=p["poly_exp2"], late_pv_wait=p["late_pv_wait"], skip_unseen=p["skip_unseen"],
                    mask_prefix=p["mask_prefix"], mask_bits=p["mask_bits"],
                    kv_layout=kv_layout, o_layout=o_layout)
